@@ -1,0 +1,47 @@
+"""kernelscale: kernel machines at scale.
+
+Exact kernels (:mod:`kernelscale.kernels`), approximate feature maps
+(:mod:`kernelscale.feature_maps`) and the estimators built on them. Everything
+public is importable from the top-level package.
+"""
+
+from ._config import config_context, get_config, set_config
+from ._validation import MemoryBudgetError
+from .feature_maps import (
+    Nystroem,
+    RandomFourierFeatures,
+    RandomMaclaurin,
+    TensorSketch,
+    kernel_approximation_error,
+    make_feature_map,
+)
+from .kernels import (
+    kernel_diagonal,
+    laplacian_kernel,
+    linear_kernel,
+    pairwise_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "MemoryBudgetError",
+    "Nystroem",
+    "RandomFourierFeatures",
+    "RandomMaclaurin",
+    "TensorSketch",
+    "__version__",
+    "config_context",
+    "get_config",
+    "kernel_approximation_error",
+    "kernel_diagonal",
+    "laplacian_kernel",
+    "linear_kernel",
+    "make_feature_map",
+    "pairwise_kernel",
+    "polynomial_kernel",
+    "rbf_kernel",
+    "set_config",
+]

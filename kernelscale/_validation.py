@@ -1,0 +1,173 @@
+"""Input checks shared by every estimator, and the row-block planner.
+
+Every error raised here names the offending value and says how to fix it, so
+that estimators can call these helpers instead of writing their own messages.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
+
+from ._config import get_config
+
+__all__ = [
+    "MemoryBudgetError",
+    "check_option",
+    "check_int",
+    "check_float",
+    "resolve_memory_budget",
+    "resolve_dtype",
+    "check_X",
+    "iter_row_blocks",
+    "dense_rows",
+    "sparse_row_bytes",
+]
+
+
+class MemoryBudgetError(ValueError):
+    """Raised when a memory budget is too small for even the smallest unit of work."""
+
+
+def check_option(name, value, options):
+    """Return ``value`` if it is one of ``options``, else raise a ValueError naming them."""
+    if isinstance(value, str) and value in options:
+        return value
+    choices = ", ".join(repr(o) for o in options)
+    raise ValueError(f"Unknown {name}={value!r}; expected one of {choices}.")
+
+
+def check_int(name, value, *, min_value=1, allow_none=False):
+    """Return ``value`` as int after checking it is an integer >= ``min_value``."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__}).")
+    if value < min_value:
+        raise ValueError(f"{name} must be >= {min_value}, got {value}.")
+    return int(value)
+
+
+def check_float(name, value, *, min_value=None, strict=False, allow_none=False):
+    """Return ``value`` as float after checking it is a finite real number.
+
+    ``strict=True`` makes ``min_value`` exclusive (``value > min_value``).
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__}).")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}.")
+    if min_value is not None:
+        bad = value <= min_value if strict else value < min_value
+        if bad:
+            relation = ">" if strict else ">="
+            raise ValueError(f"{name} must be {relation} {min_value}, got {value}.")
+    return value
+
+
+def resolve_memory_budget(memory_budget):
+    """Return the budget in bytes: ``memory_budget`` itself or the library default."""
+    if memory_budget is None:
+        return get_config()["memory_budget"]
+    if isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Real):
+        raise TypeError(
+            f"memory_budget must be a number of bytes or None, got {memory_budget!r}."
+        )
+    if not memory_budget >= 1:
+        raise ValueError(
+            f"memory_budget must be at least 1 byte, got {memory_budget!r}; "
+            "pass e.g. 256 * 2**20 for 256 MiB, or None for the library default."
+        )
+    return int(memory_budget)
+
+
+_FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def resolve_dtype(dtype, input_dtype):
+    """Return the output dtype: ``dtype`` itself, or the input's float dtype if None."""
+    if dtype is None:
+        dt = np.dtype(input_dtype)
+        return dt if dt in _FLOAT_DTYPES else np.dtype(np.float64)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in _FLOAT_DTYPES:
+        raise ValueError(
+            f"dtype must be 'float32', 'float64' or None (follow the input), got {dtype!r}."
+        )
+    return dt
+
+
+def check_X(estimator, X, *, reset, accept_sparse="csr"):
+    """Validate a feature matrix for ``estimator`` (2-D, finite, non-empty, float).
+
+    ``reset=True`` (in ``fit``) records ``n_features_in_``; ``reset=False`` (at
+    predict / transform time) checks that the feature count matches it.
+    """
+    return validate_data(
+        estimator,
+        X,
+        accept_sparse=accept_sparse,
+        dtype=(np.float64, np.float32),
+        reset=reset,
+    )
+
+
+def iter_row_blocks(n_rows, bytes_per_row, memory_budget, *, what="this computation"):
+    """Yield ``(start, stop)`` row ranges whose temporaries fit ``memory_budget``.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows to cover.
+    bytes_per_row : int
+        Temporary bytes one row of a block needs.
+    memory_budget : int
+        Bytes available to one block.
+    what : str
+        Named in the error message when one row does not fit.
+
+    Yields
+    ------
+    start, stop : int
+        Consecutive half-open row ranges covering ``range(n_rows)``.
+    """
+    bytes_per_row = max(int(bytes_per_row), 1)
+    rows = memory_budget // bytes_per_row
+    if rows < 1:
+        raise MemoryBudgetError(
+            f"memory_budget={memory_budget} bytes cannot hold one row of {what}, which "
+            f"needs {bytes_per_row} bytes; raise memory_budget to at least "
+            f"{bytes_per_row} (ideally a few hundred times more for speed)."
+        )
+    for start in range(0, n_rows, rows):
+        yield start, min(start + rows, n_rows)
+
+
+def dense_rows(X, start, stop, dtype):
+    """Return rows ``start:stop`` of ``X`` as a C-contiguous dense array of ``dtype``.
+
+    Sparse rows are densified here, one block at a time, so that a sparse matrix
+    never has to be densified whole.
+    """
+    block = X[start:stop]
+    if sp.issparse(block):
+        # cast while sparse so the dense block is allocated once, in ``dtype``
+        return block.astype(dtype, copy=False).toarray()
+    return np.ascontiguousarray(block, dtype=dtype)
+
+
+def sparse_row_bytes(X):
+    """Bytes per row of a row slice of sparse ``X`` (0 for dense input)."""
+    if not sp.issparse(X) or X.shape[0] == 0:
+        return 0
+    per_entry = 2 * X.data.dtype.itemsize + X.indices.dtype.itemsize  # slice + its cast
+    return int(np.ceil(X.nnz / X.shape[0])) * per_entry + X.indptr.dtype.itemsize

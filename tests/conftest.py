@@ -1,0 +1,47 @@
+"""Shared fixtures: small data sets, the real-data directory, a peak-memory meter."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from kernelscale.datasets import data_dir
+
+
+@pytest.fixture
+def gaussian_data():
+    """1000 x 20 standard Gaussian rows: the data of the issue's convergence checks."""
+    return np.random.default_rng(0).standard_normal((1000, 20))
+
+
+@pytest.fixture
+def a9a():
+    """The a9a train/test splits, or a skip when ../shared/datasets is absent."""
+    directory = data_dir()
+    if directory is None or not (directory / "a9a").is_file():
+        pytest.skip("a9a not found: set KERNELSCALE_DATA or provide ../shared/datasets")
+    from kernelscale.datasets import load_a9a
+
+    return load_a9a(directory)
+
+
+class PeakMemory:
+    """Peak bytes allocated (numpy buffers included) inside a ``with`` block."""
+
+    def __enter__(self):
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        self._base = tracemalloc.get_traced_memory()[0]
+        return self
+
+    def __exit__(self, *exc):
+        self.peak = tracemalloc.get_traced_memory()[1] - self._base
+        tracemalloc.stop()
+        return False
+
+
+@pytest.fixture
+def peak_memory():
+    return PeakMemory

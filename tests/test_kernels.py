@@ -1,0 +1,159 @@
+"""Exact kernels: agreement with scikit-learn, dtypes, memory budget, errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import pairwise as skp
+
+from kernelscale import MemoryBudgetError, config_context
+from kernelscale.kernels import (
+    iter_kernel_blocks,
+    kernel_diagonal,
+    laplacian_kernel,
+    linear_kernel,
+    pairwise_kernel,
+    polynomial_kernel,
+    rbf_kernel,
+    resolve_gamma,
+)
+
+RNG = np.random.default_rng(42)
+X = RNG.normal(size=(300, 12)) + 3.0  # an offset makes the RBF expansion cancel
+Y = RNG.normal(size=(70, 12)) + 3.0
+
+CASES = [
+    ("linear", {}, lambda a, b: skp.linear_kernel(a, b)),
+    ("polynomial", {"gamma": 0.1, "degree": 3, "coef0": 1.5},
+     lambda a, b: skp.polynomial_kernel(a, b, gamma=0.1, degree=3, coef0=1.5)),
+    ("rbf", {"gamma": 0.07}, lambda a, b: skp.rbf_kernel(a, b, gamma=0.07)),
+    ("laplacian", {"gamma": 0.07}, lambda a, b: skp.laplacian_kernel(a, b, gamma=0.07)),
+]
+
+
+@pytest.mark.parametrize("kernel, params, reference", CASES, ids=[c[0] for c in CASES])
+def test_matches_sklearn_float64(kernel, params, reference):
+    K = pairwise_kernel(X, Y, kernel, **params)
+    assert K.dtype == np.float64
+    np.testing.assert_allclose(K, reference(X, Y), rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel, params, reference", CASES, ids=[c[0] for c in CASES])
+def test_float32_in_float32_out(kernel, params, reference):
+    K = pairwise_kernel(X.astype(np.float32), Y.astype(np.float32), kernel, **params)
+    assert K.dtype == np.float32
+    np.testing.assert_allclose(K, reference(X, Y), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernel, params, reference", CASES, ids=[c[0] for c in CASES])
+def test_sparse_input_matches_dense(kernel, params, reference):
+    Xs = sp.random(200, 40, density=0.005, random_state=0, format="csr")  # sparse path
+    Xd = sp.random(200, 40, density=0.3, random_state=1, format="csr")  # densified path
+    for M in (Xs, Xd):
+        np.testing.assert_allclose(
+            pairwise_kernel(M, M[:30], kernel, **params),
+            reference(M.toarray(), M[:30].toarray()), rtol=1e-6, atol=1e-12,
+        )
+
+
+@pytest.mark.parametrize("kernel", ["linear", "polynomial", "rbf", "laplacian"])
+def test_blocking_does_not_change_the_result(kernel):
+    whole = pairwise_kernel(X, Y, kernel, gamma=0.05)
+    blocked = pairwise_kernel(X, Y, kernel, gamma=0.05, memory_budget=8 * 12 * 3 * 7)
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12)
+    rows = [b for _, _, b in iter_kernel_blocks(X, Y, kernel, gamma=0.05, memory_budget=50_000)]
+    assert len(rows) > 1
+    np.testing.assert_allclose(np.vstack(rows), whole, rtol=1e-12)
+
+
+def test_named_helpers():
+    np.testing.assert_allclose(linear_kernel(X, Y), X @ Y.T)
+    np.testing.assert_allclose(rbf_kernel(X, Y, gamma=0.1), skp.rbf_kernel(X, Y, gamma=0.1))
+    np.testing.assert_allclose(
+        laplacian_kernel(X, Y, gamma=0.1), skp.laplacian_kernel(X, Y, gamma=0.1)
+    )
+    np.testing.assert_allclose(
+        polynomial_kernel(X, Y, gamma=0.1, degree=2, coef0=0.0),
+        skp.polynomial_kernel(X, Y, gamma=0.1, degree=2, coef0=0.0),
+    )
+
+
+def test_gamma_scale_and_auto_follow_sklearn_convention():
+    assert resolve_gamma("scale", X) == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    assert resolve_gamma("auto", X) == pytest.approx(1.0 / X.shape[1])
+    Xs = sp.csr_matrix(X)
+    assert resolve_gamma("scale", Xs) == pytest.approx(resolve_gamma("scale", X))
+    assert resolve_gamma("scale", np.ones((5, 3))) == 1.0  # zero variance
+    np.testing.assert_allclose(
+        rbf_kernel(X, Y), skp.rbf_kernel(X, Y, gamma=1.0 / (12 * X.var()))
+    )
+
+
+def test_callable_kernel_and_its_errors():
+    K = pairwise_kernel(X, Y, lambda a, b, c=1.0: c * a @ b.T, kernel_params={"c": 2.0})
+    np.testing.assert_allclose(K, 2.0 * X @ Y.T)
+    with pytest.raises(ValueError, match="returned shape"):
+        pairwise_kernel(X, Y, lambda a, b: a @ a.T)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        pairwise_kernel(X, Y, lambda a, b: np.full((len(a), len(b)), np.nan))
+
+
+def test_kernel_diagonal():
+    for kernel in ("linear", "polynomial", "rbf", "laplacian"):
+        np.testing.assert_allclose(
+            kernel_diagonal(X, kernel, gamma=0.1),
+            np.diag(pairwise_kernel(X, kernel=kernel, gamma=0.1)), rtol=1e-10,
+        )
+    np.testing.assert_allclose(
+        kernel_diagonal(X[:5], lambda a, b: a @ b.T), np.sum(X[:5] ** 2, axis=1)
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"kernel": "rbff"}, "Unknown kernel='rbff'"),
+        ({"gamma": 0.0}, "gamma must be > 0"),
+        ({"gamma": -1.0}, "gamma must be > 0"),
+        ({"gamma": "sometimes"}, "Unknown gamma='sometimes'"),
+        ({"kernel": "polynomial", "degree": 0}, "degree must be >= 1"),
+        ({"kernel": "rbf", "kernel_params": {"a": 1}}, "only used with a callable"),
+    ],
+)
+def test_bad_parameters_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        pairwise_kernel(X, Y, **kwargs)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="same number of columns"):
+        pairwise_kernel(X, Y[:, :5])
+    with pytest.raises(ValueError, match="NaN"):
+        pairwise_kernel(np.where(X > 4, np.nan, X))
+    with pytest.raises(ValueError, match="infinity"):
+        pairwise_kernel(np.where(X > 4, np.inf, X))
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        pairwise_kernel(X[0])
+    with pytest.raises(ValueError, match="0 sample"):
+        pairwise_kernel(np.empty((0, 3)))
+
+
+def test_budget_too_small_for_one_row():
+    with pytest.raises(MemoryBudgetError, match="raise memory_budget to at least"):
+        pairwise_kernel(X, Y, memory_budget=10)
+    with config_context(memory_budget=10):
+        with pytest.raises(MemoryBudgetError):
+            pairwise_kernel(X, Y)
+
+
+def test_peak_memory_respects_budget(peak_memory):
+    big = RNG.normal(size=(20_000, 50))
+    landmarks = big[:200].copy()
+    out = np.empty((20_000, 200))
+    budget = 2**20
+    with peak_memory() as meter:
+        pairwise_kernel(big, landmarks, gamma=0.02, memory_budget=budget, out=out)
+    # temporaries of the blocks + the prepared landmarks (80 KB) and small change
+    assert meter.peak < budget + 200_000
+    with peak_memory() as meter:
+        pairwise_kernel(big, landmarks, gamma=0.02, memory_budget=64 * 2**20, out=out)
+    assert meter.peak > 4 * budget  # the budget, not luck, kept the first call small
