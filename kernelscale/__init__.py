@@ -23,10 +23,15 @@ from .kernels import (
     polynomial_kernel,
     rbf_kernel,
 )
+from .models import ApproxKernelRidge, ApproxKernelRidgeClassifier, ApproxKernelSVC, LinearSVC
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApproxKernelRidge",
+    "ApproxKernelRidgeClassifier",
+    "ApproxKernelSVC",
+    "LinearSVC",
     "MemoryBudgetError",
     "Nystroem",
     "RandomFourierFeatures",

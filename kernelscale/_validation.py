@@ -22,9 +22,12 @@ __all__ = [
     "resolve_memory_budget",
     "resolve_dtype",
     "check_X",
+    "check_X_y",
+    "check_sample_weight",
     "iter_row_blocks",
     "dense_rows",
     "sparse_row_bytes",
+    "csr_int32",
 ]
 
 
@@ -121,6 +124,41 @@ def check_X(estimator, X, *, reset, accept_sparse="csr"):
     )
 
 
+def check_X_y(estimator, X, y, *, reset=True, multi_output=False, y_numeric=False):
+    """Validate ``X`` (as :func:`check_X`) and ``y`` (1-D, same length, finite)."""
+    X, y = validate_data(
+        estimator, X, y, accept_sparse="csr", dtype=(np.float64, np.float32),
+        reset=reset, multi_output=multi_output, y_numeric=y_numeric,
+    )
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("Input y contains NaN or infinity; remove or impute those rows.")
+    return X, y
+
+
+def check_sample_weight(sample_weight, n_samples):
+    """Return float64 sample weights of length ``n_samples`` (ones when None).
+
+    Weights must be finite, non-negative and not all zero.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    if isinstance(sample_weight, numbers.Real):
+        sample_weight = np.full(n_samples, float(sample_weight))
+    sw = np.asarray(sample_weight, dtype=np.float64)
+    if sw.ndim != 1 or sw.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must be a 1-D array with one weight per sample "
+            f"({n_samples}), got shape {sw.shape}."
+        )
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    if not sw.sum() > 0:
+        raise ValueError("sample_weight sums to zero: at least one sample needs weight > 0.")
+    return sw
+
+
 def iter_row_blocks(n_rows, bytes_per_row, memory_budget, *, what="this computation"):
     """Yield ``(start, stop)`` row ranges whose temporaries fit ``memory_budget``.
 
@@ -163,6 +201,16 @@ def dense_rows(X, start, stop, dtype):
         # cast while sparse so the dense block is allocated once, in ``dtype``
         return block.astype(dtype, copy=False).toarray()
     return np.ascontiguousarray(block, dtype=dtype)
+
+
+def csr_int32(X):
+    """``X`` with 32-bit CSR indices when they fit (scikit-learn refuses 64-bit ones)."""
+    if sp.issparse(X) and X.format == "csr" and X.indices.dtype != np.int32 \
+            and X.nnz < np.iinfo(np.int32).max:
+        X = sp.csr_matrix(
+            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+        )
+    return X
 
 
 def sparse_row_bytes(X):

@@ -7,6 +7,7 @@ environment variable, or ``../shared/datasets`` beside the project when present)
 
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
@@ -15,7 +16,12 @@ from sklearn.datasets import load_svmlight_file, make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-__all__ = ["data_dir", "load_svmlight", "load_a9a", "make_seed000_problem"]
+from ._validation import csr_int32
+
+__all__ = [
+    "data_dir", "load_svmlight", "load_a9a", "load_mnist_idx", "load_mnist10k",
+    "make_seed000_problem",
+]
 
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,7 +98,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64):
         X, y = load_svmlight_file(str(path), n_features=n_features, dtype=dtype)
     except ValueError as exc:
         raise ValueError(f"{path}: not a valid svmlight file ({exc}).") from exc
-    return X.tocsr(), y
+    return csr_int32(X.tocsr()), y
 
 
 def load_a9a(data_directory=None):
@@ -116,6 +122,80 @@ def load_a9a(data_directory=None):
     X_train, y_train = load_svmlight(directory / "a9a", n_features=123)
     X_test, y_test = load_svmlight(directory / "a9a.t", n_features=123)
     return X_train, y_train, X_test, y_test
+
+
+_IDX_MAGIC = {2049: 1, 2051: 3}  # labels: 1-D, images: 3-D (count, rows, cols); uint8
+
+
+def _read_idx(path, expected_magic):
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No IDX file at {str(path)!r}.")
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as fh:
+            raw = fh.read()
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot be read as {'gzip' if opener is gzip.open else 'a file'} "
+                         f"({exc}).") from exc
+    magic = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else -1
+    if magic != expected_magic:
+        raise ValueError(
+            f"{path}: wrong IDX magic number {magic} (expected {expected_magic}: "
+            f"{'labels' if expected_magic == 2049 else 'images'}); is this the right file?"
+        )
+    n_dims = _IDX_MAGIC[magic]
+    header = 4 + 4 * n_dims
+    dims = [int.from_bytes(raw[4 + 4 * k: 8 + 4 * k], "big") for k in range(n_dims)]
+    size = int(np.prod(dims))
+    if len(raw) != header + size:
+        raise ValueError(f"{path}: the header announces {dims} ({size} bytes of data) but the "
+                         f"file holds {len(raw) - header}; the file is truncated or corrupt.")
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
+
+
+def load_mnist_idx(images, labels):
+    """Load MNIST-format IDX files (optionally gzipped) as pixel rows in [0, 1] and labels.
+
+    Parameters
+    ----------
+    images : str or Path
+        IDX3 image file (magic 2051).
+    labels : str or Path
+        IDX1 label file (magic 2049).
+
+    Returns
+    -------
+    X : ndarray of shape (n_images, rows * cols), float32
+        Pixels divided by 255.
+    y : ndarray of shape (n_images,), int64
+    """
+    pixels = _read_idx(images, 2051)
+    y = _read_idx(labels, 2049).astype(np.int64)
+    if len(pixels) != len(y):
+        raise ValueError(f"{images} holds {len(pixels)} images but {labels} holds {len(y)} "
+                         "labels; they must come from the same set.")
+    return pixels.reshape(len(pixels), -1).astype(np.float32) / np.float32(255.0), y
+
+
+def load_mnist10k(data_directory=None):
+    """MNIST-10k as the benchmarks use it: the 10,000 test images, pixels / 255,
+    the first 8,000 for training and the last 2,000 for testing.
+
+    Returns
+    -------
+    X_train, y_train, X_test, y_test
+        float32 arrays of shape (8000, 784) / (2000, 784) and int labels 0..9.
+    """
+    directory = data_dir(data_directory)
+    if directory is None:
+        raise FileNotFoundError(
+            "No data directory: set KERNELSCALE_DATA to the folder holding "
+            "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz."
+        )
+    X, y = load_mnist_idx(directory / "t10k-images-idx3-ubyte.gz",
+                          directory / "t10k-labels-idx1-ubyte.gz")
+    return X[:8000], y[:8000], X[8000:], y[8000:]
 
 
 def make_seed000_problem(n_samples=100_000, *, random_state=0, split_random_state=42):

@@ -1,16 +1,33 @@
-"""scikit-learn's estimator checks over every feature map.
+"""scikit-learn's estimator checks over every feature map and model.
 
-Every map passes every check with ``dtype="float64"``. With the float32 default,
-two checks are expected to fail, and only for a documented reason:
+Every map passes every check with ``dtype="float64"``. With the float32 default
+(maps and models alike), two checks are expected to fail, and only for a documented reason:
 ``check_methods_sample_order_invariance`` and ``check_methods_subset_invariance``
 compare transforms of reordered / sliced rows with absolute tolerances of 1e-9
 and 1e-7, below float32 resolution (~6e-8 relative), and BLAS may round a row
 differently depending on its position in the block. All other checks run.
+
+The models pass every check except ``check_sample_weight_equivalence_on_*``
+for three documented reasons: the approximate-kernel models pick Nystroem
+landmarks (or draw frequencies) from the rows they are given, so duplicating a
+row is not the same data as doubling its weight; and the hinge-loss dual
+coordinate descent visits coordinates in a random order that depends on the
+number of rows, so the two fits stop at different points within ``tol`` of the
+optimum (the squared-hinge Newton solver does pass: it is exact).
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from kernelscale import Nystroem, RandomFourierFeatures, RandomMaclaurin, TensorSketch
+from kernelscale import (
+    ApproxKernelRidge,
+    ApproxKernelRidgeClassifier,
+    ApproxKernelSVC,
+    LinearSVC,
+    Nystroem,
+    RandomFourierFeatures,
+    RandomMaclaurin,
+    TensorSketch,
+)
 
 FLOAT32_ORDER_CHECKS = {
     "check_methods_sample_order_invariance": "float32 rounding depends on the row's "
@@ -37,13 +54,38 @@ ESTIMATORS = [
     RandomMaclaurin(dtype="float64"),
     TensorSketch(),
     TensorSketch(dtype="float64"),
+    LinearSVC(),
+    LinearSVC(solver="lbfgs"),
+    LinearSVC(loss="hinge"),
+    LinearSVC(solver="dual_cd", class_weight="balanced"),
+    ApproxKernelSVC(n_components=20, dtype="float64"),
+    ApproxKernelSVC(feature_map="rff", n_components=50),
+    ApproxKernelRidgeClassifier(n_components=20, dtype="float64"),
+    ApproxKernelRidge(n_components=20, dtype="float64"),
+    ApproxKernelRidge(feature_map="sorf", n_components=32),
 ]
+
+SAMPLE_WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
+                        "check_sample_weight_equivalence_on_sparse_data")
+
+
+def _solver_for(estimator):
+    return "dual_cd" if getattr(estimator, "loss", None) == "hinge" else None
 
 
 def expected_failed_checks(estimator):
+    failures = {}
     if getattr(estimator, "dtype", None) == "float32":
-        return FLOAT32_ORDER_CHECKS
-    return {}
+        failures.update(FLOAT32_ORDER_CHECKS)
+    if hasattr(estimator, "feature_map"):
+        reason = "landmarks / frequencies are drawn from the rows, so a duplicated row " \
+                 "is different data from a doubled weight"
+        failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))
+    elif "dual_cd" in (getattr(estimator, "solver", None), _solver_for(estimator)):
+        reason = "dual CD's random coordinate order depends on n, so both fits stop at " \
+                 "different points within tol of the optimum"
+        failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))
+    return failures
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)

@@ -12,7 +12,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 
-from .._validation import iter_row_blocks
+from .._validation import csr_int32, iter_row_blocks
 from ..kernels import kernel_diagonal, pairwise_kernel
 from ..kernels._blocks import _PreparedKernel
 
@@ -37,17 +37,8 @@ def _uniform(X, m, rng):
     return _rows(X, indices), indices
 
 
-def _int32_indices(X):
-    """scikit-learn's k-means refuses CSR with 64-bit indices (as svmlight files load)."""
-    if sp.issparse(X) and X.indices.dtype != np.int32 and X.nnz < np.iinfo(np.int32).max:
-        X = sp.csr_matrix(
-            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
-        )
-    return X
-
-
 def _kmeans(X, m, rng):
-    X = _int32_indices(X)
+    X = csr_int32(X)  # scikit-learn's k-means refuses 64-bit CSR indices
     seed = rng.randint(np.iinfo(np.int32).max)
     if X.shape[0] <= _FULL_KMEANS_MAX_ROWS:
         model = KMeans(n_clusters=m, n_init=1, max_iter=_KMEANS_MAX_ITER, random_state=seed)

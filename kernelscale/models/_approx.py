@@ -1,0 +1,73 @@
+"""Shared machinery of the approximate-kernel estimators: build, fit and apply the feature map."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+
+from .._validation import iter_row_blocks
+from ..feature_maps import FEATURE_MAPS, make_feature_map
+
+__all__ = ["ApproxKernelMixin", "APPROX_PARAMS_DOC"]
+
+APPROX_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=1.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed."""
+
+
+class ApproxKernelMixin:
+    """Builds ``feature_map_`` from the estimator's parameters and maps rows in blocks."""
+
+    def _build_feature_map(self):
+        if not isinstance(self.feature_map, str):
+            if not (hasattr(self.feature_map, "fit") and hasattr(self.feature_map, "transform")):
+                raise TypeError(
+                    "feature_map must be a name from kernelscale.feature_maps.FEATURE_MAPS "
+                    f"or a transformer with fit/transform, got {self.feature_map!r}."
+                )
+            return clone(self.feature_map)
+        if self.feature_map not in FEATURE_MAPS:
+            raise ValueError(
+                f"Unknown feature_map={self.feature_map!r}; expected one of "
+                f"{', '.join(map(repr, FEATURE_MAPS))} or a transformer."
+            )
+        accepted = FEATURE_MAPS[self.feature_map][0]._get_param_names()
+        candidates = {
+            "n_components": self.n_components, "gamma": self.gamma, "degree": self.degree,
+            "coef0": self.coef0, "dtype": self.dtype, "memory_budget": self.memory_budget,
+            "random_state": self.random_state,
+        }
+        params = {k: v for k, v in candidates.items() if k in accepted}
+        return make_feature_map(self.feature_map, kernel=self.kernel, **params)
+
+    def _fit_features(self, X):
+        """Fit ``feature_map_`` on ``X`` and return the features of ``X``."""
+        self.feature_map_ = self._build_feature_map()
+        return self.feature_map_.fit_transform(X)
+
+    def _mapped_blocks(self, X, memory_budget):
+        """Yield ``(start, stop, Z_block)``: the features of ``X`` in row blocks."""
+        width = getattr(self.feature_map_, "_n_features_out", None) or self.n_components
+        itemsize = np.dtype(self.dtype or np.float64).itemsize
+        per_row = 2 * itemsize * int(width)
+        for start, stop in iter_row_blocks(X.shape[0], per_row, memory_budget,
+                                           what="a block of mapped features"):
+            yield start, stop, self.feature_map_.transform(X[start:stop])
+
+    def _more_tags_sparse(self, tags):
+        tags.input_tags.sparse = True
+        return tags

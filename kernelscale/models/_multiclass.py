@@ -1,0 +1,130 @@
+"""Labels, class weights and one-vs-rest problems shared by the classifiers.
+
+One-vs-rest (seed 002) splits K classes into K binary problems "class c vs the
+rest". Each problem is then imbalanced (1 : K-1); ``class_weight="balanced"``
+here balances *each binary problem* (positives and negatives carry equal total
+weight), which also puts the K decision functions on a comparable scale. This
+differs from LIBLINEAR / scikit-learn, which only reweight the positive class.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_X, iter_row_blocks, resolve_memory_budget
+
+__all__ = ["encode_labels", "base_weights", "ovr_targets", "linear_scores", "ClassifierShell"]
+
+
+def encode_labels(y):
+    """Return ``(classes, y_index)``; raise if ``y`` holds fewer than two classes."""
+    check_classification_targets(y)
+    classes, y_index = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"The classifier needs samples of at least 2 classes in y; got only one class "
+            f"{classes.tolist()}. Check the labels or the data split."
+        )
+    return classes, y_index
+
+
+def base_weights(class_weight, classes, y_index, sample_weight):
+    """Per-sample weights from ``sample_weight`` and a dict ``class_weight``.
+
+    Returns ``(weights, balanced)``; ``balanced`` is True for ``"balanced"``, which
+    is applied per binary problem by :func:`ovr_targets`.
+    """
+    if class_weight is None:
+        return sample_weight.copy(), False
+    if isinstance(class_weight, str):
+        if class_weight != "balanced":
+            raise ValueError(
+                f"Unknown class_weight={class_weight!r}; expected None, 'balanced' or a "
+                "dict {label: weight}."
+            )
+        return sample_weight.copy(), True
+    if not isinstance(class_weight, dict):
+        raise TypeError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}.")
+    factors = np.ones(len(classes))
+    for label, weight in class_weight.items():
+        hits = np.flatnonzero(classes == label)
+        if hits.size == 0:
+            raise ValueError(
+                f"class_weight names label {label!r}, which is not in y "
+                f"(classes: {list(classes)})."
+            )
+        if not isinstance(weight, numbers.Real) or not weight >= 0:
+            raise ValueError(f"class_weight[{label!r}] must be a number >= 0, got {weight!r}.")
+        factors[hits[0]] = float(weight)
+    return sample_weight * factors[y_index], False
+
+
+def ovr_targets(y_index, n_classes, weights, balanced):
+    """Yield ``(y_pm, f_pos, f_neg)`` for each binary problem (one if two classes).
+
+    Row i of a problem weighs ``weights_i * (f_pos if y_pm_i > 0 else f_neg)``;
+    the factors are 1 unless ``balanced``.
+    """
+    positives = [1] if n_classes == 2 else range(n_classes)
+    total = weights.sum()
+    for c in positives:
+        is_pos = y_index == c
+        y_pm = np.where(is_pos, 1.0, -1.0)
+        if not balanced:
+            yield y_pm, 1.0, 1.0
+            continue
+        w_pos = weights[is_pos].sum()
+        yield (y_pm, total / (2.0 * max(w_pos, 1e-300)),
+               total / (2.0 * max(total - w_pos, 1e-300)))
+
+
+def linear_scores(Z, coef, intercept, memory_budget):
+    """``Z @ coef.T + intercept`` in row blocks, ``coef`` cast to ``Z``'s dtype; float64 out."""
+    coef_t = np.ascontiguousarray(coef.T, dtype=Z.dtype)
+    out = np.empty((Z.shape[0], coef.shape[0]))
+    per_row = coef.shape[0] * Z.dtype.itemsize
+    for start, stop in iter_row_blocks(Z.shape[0], per_row, memory_budget, what="scores"):
+        out[start:stop] = Z[start:stop] @ coef_t
+    out += intercept
+    return out
+
+
+class ClassifierShell:
+    """``predict`` and ``decision_function`` for classifiers with ``_raw_scores(X)``."""
+
+    def decision_function(self, X):
+        """Confidence scores, one column per class (one column for two classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes, positive scores favour ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        X = check_X(self, X, reset=False)
+        scores = self._raw_scores(X, resolve_memory_budget(self.memory_budget))
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predict class labels (the type of the training labels).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
