@@ -7,6 +7,7 @@ from sklearn.base import clone
 
 from .._validation import iter_row_blocks
 from ..feature_maps import FEATURE_MAPS, make_feature_map
+from ._multiclass import linear_scores
 
 __all__ = ["ApproxKernelMixin", "APPROX_PARAMS_DOC"]
 
@@ -67,6 +68,13 @@ class ApproxKernelMixin:
         for start, stop in iter_row_blocks(X.shape[0], per_row, memory_budget,
                                            what="a block of mapped features"):
             yield start, stop, self.feature_map_.transform(X[start:stop])
+
+    def _raw_scores(self, X, memory_budget):
+        """``feature_map_(X) @ coef_.T + intercept_``, mapping ``X`` block by block."""
+        out = np.empty((X.shape[0], self.coef_.shape[0]))
+        for start, stop, Z in self._mapped_blocks(X, memory_budget):
+            out[start:stop] = linear_scores(Z, self.coef_, self.intercept_, memory_budget)
+        return out
 
     def _more_tags_sparse(self, tags):
         tags.input_tags.sparse = True

@@ -17,7 +17,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_X, iter_row_blocks, resolve_memory_budget
 
-__all__ = ["encode_labels", "base_weights", "ovr_targets", "linear_scores", "ClassifierShell"]
+__all__ = [
+    "encode_labels", "base_weights", "ovr_targets", "linear_scores", "fitted_scores",
+    "ClassifierShell",
+]
 
 
 def encode_labels(y):
@@ -93,6 +96,13 @@ def linear_scores(Z, coef, intercept, memory_budget):
     return out
 
 
+def fitted_scores(estimator, X):
+    """Check that ``estimator`` is fitted, validate ``X``, return its raw score matrix."""
+    check_is_fitted(estimator)
+    X = check_X(estimator, X, reset=False)
+    return estimator._raw_scores(X, resolve_memory_budget(estimator.memory_budget))
+
+
 class ClassifierShell:
     """``predict`` and ``decision_function`` for classifiers with ``_raw_scores(X)``."""
 
@@ -108,9 +118,7 @@ class ClassifierShell:
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             For two classes, positive scores favour ``classes_[1]``.
         """
-        check_is_fitted(self)
-        X = check_X(self, X, reset=False)
-        scores = self._raw_scores(X, resolve_memory_budget(self.memory_budget))
+        scores = fitted_scores(self, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):

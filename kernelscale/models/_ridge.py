@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
     check_float,
     check_sample_weight,
-    check_X,
     check_X_y,
     resolve_memory_budget,
 )
 from ..solvers import accumulate, solve_ridge
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._multiclass import ClassifierShell, base_weights, encode_labels, linear_scores
+from ._multiclass import ClassifierShell, base_weights, encode_labels, fitted_scores
 
 __all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier"]
 
@@ -44,12 +42,6 @@ class _RidgeBase(ApproxKernelMixin, BaseEstimator):
         Z = self._fit_features(X)
         stats = accumulate(Z, Y, sample_weight, budget)
         self.coef_, self.intercept_ = solve_ridge(stats, alpha, self.fit_intercept)
-
-    def _raw_scores(self, X, budget):
-        out = np.empty((X.shape[0], self.coef_.shape[0]))
-        for start, stop, Z in self._mapped_blocks(X, budget):
-            out[start:stop] = linear_scores(Z, self.coef_, self.intercept_, budget)
-        return out
 
     def __sklearn_tags__(self):
         return self._more_tags_sparse(super().__sklearn_tags__())
@@ -130,9 +122,7 @@ class ApproxKernelRidge(RegressorMixin, _RidgeBase):
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
-        check_is_fitted(self)
-        X = check_X(self, X, reset=False)
-        out = self._raw_scores(X, resolve_memory_budget(self.memory_budget))
+        out = fitted_scores(self, X)
         return out.ravel() if self._single_target else out
 
 

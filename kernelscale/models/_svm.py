@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._linear_svm import fit_svm_estimator
-from ._multiclass import ClassifierShell, linear_scores
+from ._multiclass import ClassifierShell
 
 __all__ = ["ApproxKernelSVC"]
 
@@ -109,12 +108,6 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         self : ApproxKernelSVC
         """
         return fit_svm_estimator(self, X, y, sample_weight, features=self._fit_features)
-
-    def _raw_scores(self, X, budget):
-        out = np.empty((X.shape[0], self.coef_.shape[0]))
-        for start, stop, Z in self._mapped_blocks(X, budget):
-            out[start:stop] = linear_scores(Z, self.coef_, self.intercept_, budget)
-        return out
 
     def __sklearn_tags__(self):
         return self._more_tags_sparse(super().__sklearn_tags__())

@@ -116,8 +116,13 @@ def squared_hinge_newton(
     n, d = Z.shape
     w = np.zeros(d + 1) if w0 is None else np.array(w0, dtype=np.float64)
     twice_c = 2.0 * C
-    grad0 = np.linalg.norm(2.0 * rmatvec(Z, C * y, bias, memory_budget))
-    m = margins(Z, w, bias, memory_budget)
+    # At w = 0 every margin is 0 and the gradient is the reference grad0: the first
+    # iteration computes it anyway, so no extra pass over Z is made for either.
+    if w0 is None:
+        grad0, m = None, np.zeros(n)
+    else:
+        grad0 = np.linalg.norm(2.0 * rmatvec(Z, C * y, bias, memory_budget))
+        m = margins(Z, w, bias, memory_budget)
     active = y * m < 1.0
     if w0 is None and hessian_all is not None:
         H = hessian_all.copy()
@@ -126,6 +131,7 @@ def squared_hinge_newton(
     for it in range(1, max_iter + 1):
         value, grad = squared_hinge_objective(Z, y, C, w, bias, memory_budget, m=m)
         grad_norm = float(np.linalg.norm(grad))
+        grad0 = grad_norm if grad0 is None else grad0
         if grad_norm <= tol * max(grad0, 1e-300):
             return w, it - 1, True
         # weighted_gram keeps H valid in its upper triangle, all cho_factor reads
