@@ -23,16 +23,31 @@ from .kernels import (
     polynomial_kernel,
     rbf_kernel,
 )
-from .models import ApproxKernelRidge, ApproxKernelRidgeClassifier, ApproxKernelSVC, LinearSVC
+from .models import (
+    ApproxKernelKMeans,
+    ApproxKernelPCA,
+    ApproxKernelRidge,
+    ApproxKernelRidgeClassifier,
+    ApproxKernelSVC,
+    KernelLogisticRegression,
+    LinearSVC,
+    NystromKernelRidge,
+    NystromKernelRidgeClassifier,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ApproxKernelKMeans",
+    "ApproxKernelPCA",
     "ApproxKernelRidge",
     "ApproxKernelRidgeClassifier",
     "ApproxKernelSVC",
+    "KernelLogisticRegression",
     "LinearSVC",
     "MemoryBudgetError",
+    "NystromKernelRidge",
+    "NystromKernelRidgeClassifier",
     "Nystroem",
     "RandomFourierFeatures",
     "RandomMaclaurin",

@@ -8,8 +8,9 @@ and 1e-7, below float32 resolution (~6e-8 relative), and BLAS may round a row
 differently depending on its position in the block. All other checks run.
 
 The models pass every check except ``check_sample_weight_equivalence_on_*``
-for three documented reasons: the approximate-kernel models pick Nystroem
-landmarks (or draw frequencies) from the rows they are given, so duplicating a
+for three documented reasons: the approximate-kernel models (and the Nystrom
+kernel ridge models' centres) pick Nystroem landmarks (or draw frequencies)
+from the rows they are given, so duplicating a
 row is not the same data as doubling its weight; and the hinge-loss dual
 coordinate descent visits coordinates in a random order that depends on the
 number of rows, so the two fits stop at different points within ``tol`` of the
@@ -19,11 +20,16 @@ optimum (the squared-hinge Newton solver does pass: it is exact).
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelscale import (
+    ApproxKernelKMeans,
+    ApproxKernelPCA,
     ApproxKernelRidge,
     ApproxKernelRidgeClassifier,
     ApproxKernelSVC,
+    KernelLogisticRegression,
     LinearSVC,
     Nystroem,
+    NystromKernelRidge,
+    NystromKernelRidgeClassifier,
     RandomFourierFeatures,
     RandomMaclaurin,
     TensorSketch,
@@ -63,6 +69,13 @@ ESTIMATORS = [
     ApproxKernelRidgeClassifier(n_components=20, dtype="float64"),
     ApproxKernelRidge(n_components=20, dtype="float64"),
     ApproxKernelRidge(feature_map="sorf", n_components=32),
+    NystromKernelRidge(n_centers=20, dtype="float64"),
+    NystromKernelRidge(n_centers=20),
+    NystromKernelRidgeClassifier(n_centers=20, dtype="float64"),
+    KernelLogisticRegression(n_components=20, dtype="float64"),
+    KernelLogisticRegression(n_components=20, multi_class="ovr", solver="newton-cg"),
+    ApproxKernelPCA(map_components=20, dtype="float64"),
+    ApproxKernelKMeans(n_clusters=3, map_components=20, dtype="float64"),
 ]
 
 SAMPLE_WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
@@ -77,7 +90,7 @@ def expected_failed_checks(estimator):
     failures = {}
     if getattr(estimator, "dtype", None) == "float32":
         failures.update(FLOAT32_ORDER_CHECKS)
-    if hasattr(estimator, "feature_map"):
+    if hasattr(estimator, "feature_map") or hasattr(estimator, "n_centers"):
         reason = "landmarks / frequencies are drawn from the rows, so a duplicated row " \
                  "is different data from a doubled weight"
         failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))

@@ -15,7 +15,7 @@ from .._validation import (
     resolve_dtype,
     resolve_memory_budget,
 )
-from ..kernels import check_kernel, pairwise_kernel, resolve_gamma
+from ..kernels import check_kernel, kernel_arguments, pairwise_kernel
 from ..kernels._blocks import _PreparedKernel
 from ._base import _FeatureMap
 from ._landmarks import SAMPLINGS, select_landmarks
@@ -181,19 +181,8 @@ class Nystroem(_FeatureMap):
         self.random_state = random_state
 
     def _kernel_args(self, X):
-        kernel = check_kernel(self.kernel)
-        args = {"kernel": kernel}
-        if callable(kernel):
-            args["kernel_params"] = self.kernel_params
-            return args
-        if self.kernel_params:
-            raise ValueError("kernel_params is only used with a callable kernel.")
-        if kernel != "linear":
-            args["gamma"] = resolve_gamma(self.gamma, X)
-        if kernel == "polynomial":
-            args["degree"] = check_int("degree", self.degree, min_value=1)
-            args["coef0"] = check_float("coef0", self.coef0)
-        return args
+        return kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                                coef0=self.coef0, kernel_params=self.kernel_params)
 
     def _check_params(self, n_samples, input_dtype):
         m = check_int("n_components", self.n_components, min_value=1)

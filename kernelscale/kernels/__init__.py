@@ -22,11 +22,12 @@ from ._gram import (
     polynomial_kernel,
     rbf_kernel,
 )
-from ._params import KERNELS, check_kernel, resolve_gamma
+from ._params import KERNELS, check_kernel, kernel_arguments, resolve_gamma
 
 __all__ = [
     "KERNELS",
     "check_kernel",
+    "kernel_arguments",
     "resolve_gamma",
     "pairwise_kernel",
     "iter_kernel_blocks",

@@ -1,7 +1,20 @@
 """Estimators: linear and approximate-kernel classifiers and regressors."""
 
+from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier
 from ._linear_svm import LinearSVC
+from ._logistic import KernelLogisticRegression
 from ._ridge import ApproxKernelRidge, ApproxKernelRidgeClassifier
 from ._svm import ApproxKernelSVC
+from ._unsupervised import ApproxKernelKMeans, ApproxKernelPCA
 
-__all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier", "ApproxKernelSVC", "LinearSVC"]
+__all__ = [
+    "ApproxKernelKMeans",
+    "ApproxKernelPCA",
+    "ApproxKernelRidge",
+    "ApproxKernelRidgeClassifier",
+    "ApproxKernelSVC",
+    "KernelLogisticRegression",
+    "LinearSVC",
+    "NystromKernelRidge",
+    "NystromKernelRidgeClassifier",
+]

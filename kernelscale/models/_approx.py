@@ -33,6 +33,10 @@ APPROX_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
 class ApproxKernelMixin:
     """Builds ``feature_map_`` from the estimator's parameters and maps rows in blocks."""
 
+    # The parameter holding the size of the map: estimators whose own
+    # ``n_components`` means something else (PCA) name it differently.
+    _map_size_param = "n_components"
+
     def _build_feature_map(self):
         if not isinstance(self.feature_map, str):
             if not (hasattr(self.feature_map, "fit") and hasattr(self.feature_map, "transform")):
@@ -48,9 +52,9 @@ class ApproxKernelMixin:
             )
         accepted = FEATURE_MAPS[self.feature_map][0]._get_param_names()
         candidates = {
-            "n_components": self.n_components, "gamma": self.gamma, "degree": self.degree,
-            "coef0": self.coef0, "dtype": self.dtype, "memory_budget": self.memory_budget,
-            "random_state": self.random_state,
+            "n_components": getattr(self, self._map_size_param), "gamma": self.gamma,
+            "degree": self.degree, "coef0": self.coef0, "dtype": self.dtype,
+            "memory_budget": self.memory_budget, "random_state": self.random_state,
         }
         params = {k: v for k, v in candidates.items() if k in accepted}
         return make_feature_map(self.feature_map, kernel=self.kernel, **params)
@@ -62,7 +66,8 @@ class ApproxKernelMixin:
 
     def _mapped_blocks(self, X, memory_budget):
         """Yield ``(start, stop, Z_block)``: the features of ``X`` in row blocks."""
-        width = getattr(self.feature_map_, "_n_features_out", None) or self.n_components
+        width = (getattr(self.feature_map_, "_n_features_out", None)
+                 or getattr(self, self._map_size_param))
         itemsize = np.dtype(self.dtype or np.float64).itemsize
         per_row = 2 * itemsize * int(width)
         for start, stop in iter_row_blocks(X.shape[0], per_row, memory_budget,

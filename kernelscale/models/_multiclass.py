@@ -18,7 +18,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_X, iter_row_blocks, resolve_memory_budget
 
 __all__ = [
-    "encode_labels", "base_weights", "ovr_targets", "linear_scores", "fitted_scores",
+    "encode_labels", "base_weights", "class_balanced_weights", "plus_minus_targets",
+    "ovr_targets", "linear_scores", "fitted_scores",
     "ClassifierShell",
 ]
 
@@ -64,6 +65,25 @@ def base_weights(class_weight, classes, y_index, sample_weight):
             raise ValueError(f"class_weight[{label!r}] must be a number >= 0, got {weight!r}.")
         factors[hits[0]] = float(weight)
     return sample_weight * factors[y_index], False
+
+
+def class_balanced_weights(class_weight, classes, y_index, sample_weight):
+    """Sample weights times class weights; "balanced" equalises the classes' totals."""
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        counts = np.bincount(y_index, weights=sample_weight, minlength=len(classes))
+        factors = sample_weight.sum() / (len(classes) * np.maximum(counts, 1e-300))
+        return sample_weight * factors[y_index]
+    weights, _ = base_weights(class_weight, classes, y_index, sample_weight)
+    return weights
+
+
+def plus_minus_targets(y_index, n_classes):
+    """+1 / -1 targets: one column for two classes, one per class otherwise."""
+    if n_classes == 2:
+        return np.where(y_index == 1, 1.0, -1.0)[:, None]
+    Y = -np.ones((len(y_index), n_classes))
+    Y[np.arange(len(y_index)), y_index] = 1.0
+    return Y
 
 
 def ovr_targets(y_index, n_classes, weights, balanced):

@@ -13,7 +13,13 @@ from .._validation import (
 )
 from ..solvers import accumulate, solve_ridge
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._multiclass import ClassifierShell, base_weights, encode_labels, fitted_scores
+from ._multiclass import (
+    ClassifierShell,
+    class_balanced_weights,
+    encode_labels,
+    fitted_scores,
+    plus_minus_targets,
+)
 
 __all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier"]
 
@@ -185,17 +191,8 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
         """
         X, y = check_X_y(self, X, y)
         self.classes_, y_index = encode_labels(y)
-        weights = check_sample_weight(sample_weight, len(y))
-        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
-            counts = np.bincount(y_index, weights=weights)
-            weights = weights * (weights.sum() / (len(counts) * counts))[y_index]
-        else:
-            weights, _ = base_weights(self.class_weight, self.classes_, y_index, weights)
-        n_classes = len(self.classes_)
-        if n_classes == 2:
-            Y = np.where(y_index == 1, 1.0, -1.0)[:, None]
-        else:
-            Y = -np.ones((len(y), n_classes))
-            Y[np.arange(len(y)), y_index] = 1.0
+        weights = class_balanced_weights(self.class_weight, self.classes_, y_index,
+                                         check_sample_weight(sample_weight, len(y)))
+        Y = plus_minus_targets(y_index, len(self.classes_))
         self._solve(X, Y, weights)
         return self

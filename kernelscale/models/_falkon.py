@@ -1,0 +1,354 @@
+"""Nystrom kernel ridge regression and classification solved by FALKON's preconditioned CG."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+
+from .._validation import (
+    check_float,
+    check_int,
+    check_option,
+    check_sample_weight,
+    check_X_y,
+    resolve_dtype,
+    resolve_memory_budget,
+)
+from ..feature_maps._landmarks import SAMPLINGS, select_landmarks
+from ..kernels import kernel_arguments
+from ..solvers import falkon, kernel_expansion
+from ._multiclass import (
+    ClassifierShell,
+    class_balanced_weights,
+    encode_labels,
+    fitted_scores,
+    plus_minus_targets,
+)
+
+__all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY"]
+
+#: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
+#: restriction to m centres and CG's early stopping regularise too, so the
+#: explicit penalty can be small; noisy targets want more (a9a: ``1e-4 * n``).
+#: Much smaller penalties drown in the float32 kernel's round-off (relative
+#: 1e-7): the coefficients grow like 1 / lam and their cancellation in
+#: ``K(x, C) @ beta`` loses every digit.
+AUTO_PENALTY = 1e-6
+
+# n_centers="auto": FALKON's statistical rate needs O(sqrt(n) log n) centres; this
+# constant times that, at least this floor, capped so K(X, C) stays within the
+# memory budget and the O(m^3) factorisations stay affordable.
+_AUTO_CENTER_FACTOR = 7.0
+_AUTO_CENTER_FLOOR = 1000
+_AUTO_CENTER_CAP = 10_000
+
+
+def auto_n_centers(n_samples, memory_budget, itemsize):
+    """The number of centres ``n_centers="auto"`` uses for ``n_samples`` rows.
+
+    ``min(n, max(1000, min(7 sqrt(n) ln(n), 10000, m_fit)))`` where ``m_fit``
+    is the most centres whose ``K(X, C)`` fits in ``memory_budget`` (so it is
+    computed once, not at every CG iteration).
+    """
+    target = _AUTO_CENTER_FACTOR * math.sqrt(n_samples) * math.log(max(n_samples, 2))
+    fit = memory_budget // max(n_samples * itemsize, 1)
+    return int(min(n_samples, max(_AUTO_CENTER_FLOOR, min(target, _AUTO_CENTER_CAP, fit))))
+
+
+class _NystromKernelRidgeBase(BaseEstimator):
+    def __init__(
+        self, *, n_centers="auto", centers="uniform", kernel="rbf", gamma="scale", degree=3,
+        coef0=1.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
+        preconditioner=True, dtype="float32", memory_budget=None, random_state=None,
+        verbose=0,
+    ):
+        self.n_centers = n_centers
+        self.centers = centers
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.alpha = alpha
+        self.maxiter = maxiter
+        self.tol = tol
+        self.preconditioner = preconditioner
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _n_centers(self, n_samples, budget, itemsize):
+        if isinstance(self.n_centers, str):
+            check_option("n_centers", self.n_centers, ("auto",))
+            return auto_n_centers(n_samples, budget, itemsize)
+        m = check_int("n_centers", self.n_centers, min_value=1)
+        if m > n_samples:
+            warnings.warn(
+                f"n_centers={m} is larger than n_samples={n_samples}; using all "
+                f"{n_samples} samples as centres.", UserWarning, stacklevel=4,
+            )
+        return min(m, n_samples)
+
+    def _alpha(self, weight_total):
+        if isinstance(self.alpha, str):
+            check_option("alpha", self.alpha, ("auto",))
+            return AUTO_PENALTY * weight_total
+        return check_float("alpha", self.alpha, min_value=0.0)
+
+    def _solve(self, X, Y, sample_weight, callback=None):
+        """Select centres, run FALKON, set the fitted attributes."""
+        start = time.perf_counter()
+        check_option("centers", self.centers, SAMPLINGS)
+        maxiter = check_int("maxiter", self.maxiter, min_value=1)
+        tol = check_float("tol", self.tol, min_value=0.0)
+        if not isinstance(self.preconditioner, (bool, np.bool_)):
+            raise TypeError(f"preconditioner must be True or False, got {self.preconditioner!r}.")
+        dtype = resolve_dtype(self.dtype, X.dtype)
+        budget = resolve_memory_budget(self.memory_budget)
+        verbose = check_int("verbose", self.verbose, min_value=0)
+        weight_total = float(sample_weight.sum())
+        alpha = self._alpha(weight_total)
+        kernel_args = kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                                       coef0=self.coef0, kernel_params=self.kernel_params)
+        m = self._n_centers(X.shape[0], budget, dtype.itemsize)
+        rng = check_random_state(self.random_state)
+        centers, indices = select_landmarks(X, m, self.centers, rng, kernel_args=kernel_args,
+                                            memory_budget=budget)
+        if verbose:
+            print(f"[{type(self).__name__}] n={X.shape[0]} centres={m} ({self.centers}) "
+                  f"alpha={alpha:.4g} targets={Y.shape[1]}; centres chosen in "
+                  f"{time.perf_counter() - start:.2f} s", flush=True)
+        unit = np.all(sample_weight == 1.0)
+        beta, info = falkon(
+            X, Y, centers, kernel_args, alpha=alpha, center_indices=indices,
+            weights=None if unit else sample_weight, maxiter=maxiter, tol=tol,
+            preconditioner=self.preconditioner, dtype=dtype, memory_budget=budget,
+            verbose=verbose, callback=callback,
+        )
+        if not info["converged"]:
+            warnings.warn(
+                f"Conjugate gradient stopped at maxiter={maxiter} with relative residual "
+                f"{info['residuals'][-1].max():.2e} > tol={tol:g}; increase maxiter or tol "
+                "(a few tens of iterations usually reach the best test accuracy).",
+                ConvergenceWarning, stacklevel=3,
+            )
+        self.centers_ = np.asarray(centers, dtype=dtype)
+        self.center_indices_ = indices
+        self.dual_coef_ = beta.T.copy()
+        self.alpha_ = alpha
+        self.n_centers_ = m
+        self.n_iter_ = info["n_iter"]
+        self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], Y.shape[1])
+        self.kernel_args_ = kernel_args
+        if verbose:
+            print(f"[{type(self).__name__}] fitted in {time.perf_counter() - start:.2f} s "
+                  f"({self.n_iter_} CG iterations)", flush=True)
+
+    def _raw_scores(self, X, budget):
+        return kernel_expansion(X, self.centers_, self.kernel_args_, self.dual_coef_.T,
+                                dtype=self.centers_.dtype, memory_budget=budget)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+_PARAMS_DOC = """n_centers : int or "auto", default="auto"
+        Number of Nystrom centres m. "auto" uses ``7 sqrt(n) ln(n)`` (FALKON's
+        ``O(sqrt(n) log n)``), at least 1000, at most 10,000 and at most what
+        keeps ``K(X, C)`` within ``memory_budget``, never more than n. m = n
+        with a tiny ``tol`` is exact kernel ridge regression.
+    centers : {"uniform", "leverage", "kmeans"}, default="uniform"
+        How centres are chosen (the Nystrom landmark samplers): uniformly,
+        by approximate ridge leverage scores, or as k-means centroids.
+    kernel : str or callable, default="rbf"
+        "linear", "polynomial", "rbf", "laplacian" or a callable.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=1.0
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    alpha : float or "auto", default="auto"
+        Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``, the meaning
+        it has in :class:`sklearn.kernel_ridge.KernelRidge` (FALKON's penalty
+        is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
+        early stopping regularise too, yet well above float32 round-off;
+        noisy targets want more (a9a: ``1e-4 n``).
+    maxiter : int, default=50
+        Most CG iterations; each is one pass over ``K(X, C)``.
+    tol : float, default=1e-3
+        Stop when every target's relative residual (of the preconditioned
+        system) is below ``tol``.
+    preconditioner : bool, default=True
+        FALKON's Cholesky preconditioner; False runs plain CG, for comparison.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the kernel blocks and of the O(m^3) factorisations; CG vectors
+        and sums across blocks are float64.
+    memory_budget : int, default=None
+        Bytes for ``K(X, C)``: kept whole when it fits (computed once),
+        otherwise recomputed in blocks of this size at every iteration. The
+        m x m factors come on top (two of ``m^2`` dtype entries).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the choice of centres.
+    verbose : int, default=0
+        Print the centres, alpha, and each CG iteration's residual and time."""
+
+_ATTRS_DOC = """centers_ : ndarray of shape (n_centers_, n_features_in_)
+    center_indices_ : ndarray of shape (n_centers_,) or None
+        Rows of the training data the centres are (None for k-means centres).
+    dual_coef_ : ndarray of shape (n_targets, n_centers_)
+        Predictions are ``K(X, centers_) @ dual_coef_.T``.
+    alpha_ : float
+        The penalty used.
+    n_centers_ : int
+    n_iter_ : int
+        CG iterations run.
+    residuals_ : ndarray of shape (n_iter_, n_targets)
+        Relative residual after each iteration.
+    n_features_in_ : int"""
+
+
+class NystromKernelRidge(RegressorMixin, _NystromKernelRidgeBase):
+    __doc__ = """Kernel ridge regression on Nystrom centres, solved by FALKON's preconditioned CG.
+
+    Minimises ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2`` over functions
+    ``f = sum_j beta_j k(c_j, .)`` on m centres ``c_j`` (Rudi, Carratino &
+    Rosasco 2017). The preconditioner from the Cholesky factors of ``K_mm`` and
+    ``T T^T / m + lam I`` makes CG converge in a few tens of iterations, each one
+    pass over ``K(X, C)``: O(n m t) time per iteration and O(m^2) memory beside
+    the kernel blocks, instead of kernel ridge's O(n^3) time and O(n^2) memory.
+    All targets share the CG run.
+
+    Parameters
+    ----------
+    """ + _PARAMS_DOC + """
+
+    Attributes
+    ----------
+    """ + _ATTRS_DOC + """
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale import NystromKernelRidge
+    >>> X = np.linspace(0, 6, 500)[:, None]
+    >>> y = np.sin(X).ravel()
+    >>> reg = NystromKernelRidge(n_centers=50, gamma=1.0, random_state=0).fit(X, y)
+    >>> float(np.abs(reg.predict(X) - y).max()) < 0.05
+    True
+    """
+
+    def fit(self, X, y, sample_weight=None):
+        """Choose centres and solve for their coefficients.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : NystromKernelRidge
+        """
+        X, y = check_X_y(self, X, y, multi_output=True, y_numeric=True)
+        self._single_target = y.ndim == 1
+        self._solve(X, np.asarray(y, float).reshape(len(y), -1),
+                    check_sample_weight(sample_weight, len(y)))
+        return self
+
+    def predict(self, X):
+        """Predict targets, ``K(X, centers_) @ dual_coef_.T`` in row blocks.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        out = fitted_scores(self, X)
+        return out.ravel() if self._single_target else out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKernelRidgeBase):
+    __doc__ = """Least-squares kernel classifier on Nystrom centres (FALKON).
+
+    Targets are +1 / -1 per class (one column for two classes), all solved in
+    one CG run; ``predict`` takes the arg-max of the scores (their sign for two
+    classes).
+
+    Parameters
+    ----------
+    """ + _PARAMS_DOC + """
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies sample weights by class; "balanced" uses
+        ``n_samples / (n_classes * count(class))``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    """ + _ATTRS_DOC + """
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kernelscale import NystromKernelRidgeClassifier
+    >>> X, y = make_moons(n_samples=1000, noise=0.1, random_state=0)
+    >>> clf = NystromKernelRidgeClassifier(n_centers=100, gamma=2.0, random_state=0)
+    >>> clf.fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    def __init__(
+        self, *, n_centers="auto", centers="uniform", kernel="rbf", gamma="scale", degree=3,
+        coef0=1.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
+        preconditioner=True, class_weight=None, dtype="float32", memory_budget=None,
+        random_state=None, verbose=0,
+    ):
+        super().__init__(
+            n_centers=n_centers, centers=centers, kernel=kernel, gamma=gamma, degree=degree,
+            coef0=coef0, kernel_params=kernel_params, alpha=alpha, maxiter=maxiter, tol=tol,
+            preconditioner=preconditioner, dtype=dtype, memory_budget=memory_budget,
+            random_state=random_state, verbose=verbose,
+        )
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None, *, callback=None):
+        """Choose centres and solve for every class's coefficients in one CG run.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        callback : callable, default=None
+            ``callback(iteration, beta)`` after each CG iteration, with the
+            current coefficients (shape (n_centers_, n_targets)); for studying
+            convergence.
+
+        Returns
+        -------
+        self : NystromKernelRidgeClassifier
+        """
+        X, y = check_X_y(self, X, y)
+        self.classes_, y_index = encode_labels(y)
+        weights = class_balanced_weights(self.class_weight, self.classes_, y_index,
+                                         check_sample_weight(sample_weight, len(y)))
+        self._solve(X, plus_minus_targets(y_index, len(self.classes_)), weights, callback)
+        return self
+

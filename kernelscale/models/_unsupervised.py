@@ -1,0 +1,322 @@
+"""Kernel PCA and kernel k-means in the feature space of an explicit map."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.cluster import KMeans
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import (
+    check_int,
+    check_sample_weight,
+    check_X,
+    resolve_memory_budget,
+)
+from ..solvers import accumulate
+from ._approx import ApproxKernelMixin
+
+__all__ = ["ApproxKernelPCA", "ApproxKernelKMeans"]
+
+_MAP_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` or any
+        transformer (cloned; the map parameters below are then ignored).
+    map_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=1.0
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the mapped features."""
+
+
+class _MappedUnsupervised(ApproxKernelMixin, BaseEstimator):
+    _map_size_param = "map_components"
+
+    def _map(self, X):
+        """Validated, mapped ``X`` for a fitted estimator, in row blocks."""
+        check_is_fitted(self)
+        X = check_X(self, X, reset=False)
+        budget = resolve_memory_budget(self.memory_budget)
+        return np.vstack([Z for _, _, Z in self._mapped_blocks(X, budget)])
+
+    def __sklearn_tags__(self):
+        return self._more_tags_sparse(super().__sklearn_tags__())
+
+
+class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
+    __doc__ = """Kernel PCA as PCA in the feature space of an explicit kernel map.
+
+    Maps the data (n x D features, D = ``map_components``), accumulates the
+    centred D x D covariance in row blocks (float64 sums of float32 GEMMs) and
+    keeps its leading eigenvectors. O(n D^2 + D^3) time and O(D^2) memory
+    beside the features, where exact kernel PCA costs O(n^3) and O(n^2). With
+    a Nystroem map on every training point the projections are exact kernel
+    PCA's (:class:`sklearn.decomposition.KernelPCA`) up to sign.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Principal components kept (at most the map's output width).
+    """ + _MAP_PARAMS_DOC + """
+    memory_budget : int, default=None
+        Bytes for row-block temporaries.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map.
+
+    Attributes
+    ----------
+    feature_map_ : transformer
+    mean_ : ndarray of shape (n_features_out,)
+        Mean of the mapped training data.
+    components_ : ndarray of shape (n_components, n_features_out)
+        Principal axes in feature space, by decreasing variance; the sign makes
+        each one's largest-magnitude entry positive.
+    explained_variance_ : ndarray of shape (n_components,)
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        Fraction of the total variance in feature space.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from kernelscale import ApproxKernelPCA
+    >>> X, y = make_circles(n_samples=400, factor=0.3, noise=0.05, random_state=0)
+    >>> pca = ApproxKernelPCA(n_components=2, map_components=200, gamma=10, random_state=0)
+    >>> pca.fit_transform(X).shape
+    (400, 2)
+    """
+
+    def __init__(
+        self, n_components=2, *, feature_map="nystroem", map_components=1000, kernel="rbf",
+        gamma="scale", degree=3, coef0=1.0, dtype="float32", memory_budget=None,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.feature_map = feature_map
+        self.map_components = map_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+
+    def fit(self, X, y=None):
+        """Fit the map and the principal axes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : ApproxKernelPCA
+        """
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X, y=None):
+        """Fit, then project ``X`` on the principal axes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+        """
+        Z = self._fit(X)
+        return self._project(Z)
+
+    def _fit(self, X):
+        X = check_X(self, X, reset=True)
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"ApproxKernelPCA needs at least 2 samples to estimate a covariance; got "
+                f"n_samples = {X.shape[0]}."
+            )
+        k = check_int("n_components", self.n_components, min_value=1)
+        budget = resolve_memory_budget(self.memory_budget)
+        Z = self._fit_features(X)
+        if k > Z.shape[1]:
+            raise ValueError(
+                f"n_components={k} is more than the {Z.shape[1]} columns of the feature "
+                "map; lower n_components or raise map_components."
+            )
+        stats = accumulate(Z, np.zeros((Z.shape[0], 0)), check_sample_weight(None, len(Z)),
+                           budget)
+        covariance = stats.zz / (Z.shape[0] - 1)
+        d = covariance.shape[0]
+        values, vectors = scipy.linalg.eigh(covariance, subset_by_index=(d - k, d - 1))
+        values, vectors = values[::-1], vectors[:, ::-1]
+        signs = np.sign(vectors[np.argmax(np.abs(vectors), axis=0), np.arange(k)])
+        signs[signs == 0] = 1.0
+        self.components_ = (vectors * signs).T
+        self.explained_variance_ = np.maximum(values, 0.0)
+        total = float(np.trace(covariance))
+        self.explained_variance_ratio_ = (
+            self.explained_variance_ / total if total > 0 else np.zeros(k)
+        )
+        self.mean_ = stats.mean_z
+        return Z
+
+    def _project(self, Z):
+        components = self.components_.T.astype(Z.dtype)
+        return np.asarray((Z - self.mean_.astype(Z.dtype)) @ components, dtype=np.float64)
+
+    def transform(self, X):
+        """Project ``X`` on the principal axes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+        """
+        return self._project(self._map(X))
+
+
+class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
+    __doc__ = """Kernel k-means as k-means in the feature space of an explicit kernel map.
+
+    Maps the data once and runs scikit-learn's (Elkan / Lloyd) k-means on the
+    features: O(n D k) per iteration instead of kernel k-means' O(n^2). Clusters
+    that are not linearly separable in the input (rings, moons) separate in the
+    RBF feature space.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+    """ + _MAP_PARAMS_DOC + """
+    init : {"k-means++", "random"}, default="k-means++"
+    n_init : int, default=3
+        Runs with different seeds; the lowest inertia wins.
+    max_iter : int, default=300
+    tol : float, default=1e-4
+    memory_budget : int, default=None
+        Bytes for row-block temporaries at predict / transform time.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map and the initialisation.
+
+    Attributes
+    ----------
+    feature_map_ : transformer
+    cluster_centers_ : ndarray of shape (n_clusters, n_features_out)
+        Centres in feature space.
+    labels_ : ndarray of shape (n_samples,)
+    inertia_ : float
+        Sum of squared feature-space distances to the closest centre.
+    n_iter_ : int
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_circles
+    >>> from sklearn.metrics import adjusted_rand_score
+    >>> from kernelscale import ApproxKernelKMeans
+    >>> X, y = make_circles(n_samples=400, factor=0.3, noise=0.05, random_state=0)
+    >>> km = ApproxKernelKMeans(n_clusters=2, map_components=200, gamma=10, random_state=0)
+    >>> adjusted_rand_score(y, km.fit_predict(X)) > 0.9
+    True
+    """
+
+    def __init__(
+        self, n_clusters=8, *, feature_map="nystroem", map_components=1000, kernel="rbf",
+        gamma="scale", degree=3, coef0=1.0, init="k-means++", n_init=3, max_iter=300,
+        tol=1e-4, dtype="float32", memory_budget=None, random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.feature_map = feature_map
+        self.map_components = map_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.random_state = random_state
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit the map and the clusters.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : ignored
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : ApproxKernelKMeans
+        """
+        X = check_X(self, X, reset=True)
+        k = check_int("n_clusters", self.n_clusters, min_value=1)
+        if k > X.shape[0]:
+            raise ValueError(f"n_clusters={k} is more than the {X.shape[0]} samples.")
+        weights = check_sample_weight(sample_weight, X.shape[0])
+        Z = self._fit_features(X)
+        self.kmeans_ = KMeans(
+            n_clusters=k, init=self.init, n_init=self.n_init, max_iter=self.max_iter,
+            tol=self.tol, random_state=self.random_state,
+        ).fit(Z, sample_weight=weights)
+        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.labels_ = self.kmeans_.labels_
+        self.inertia_ = float(self.kmeans_.inertia_)
+        self.n_iter_ = int(self.kmeans_.n_iter_)
+        return self
+
+    def predict(self, X):
+        """Index of the closest centre in feature space.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        Z = self._map(X)
+        return self.kmeans_.predict(Z)
+
+    def transform(self, X):
+        """Feature-space distances to every centre.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        distances : ndarray of shape (n_samples, n_clusters)
+        """
+        Z = self._map(X)
+        return self.kmeans_.transform(Z)
+
+    def score(self, X, y=None):
+        """Minus the feature-space inertia of ``X`` (higher is better).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        score : float
+        """
+        Z = self._map(X)
+        return float(self.kmeans_.score(Z))

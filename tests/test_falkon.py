@@ -1,0 +1,263 @@
+"""NystromKernelRidge(Classifier): FALKON's preconditioned CG against exact kernel ridge."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_digits, make_moons
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.kernel_ridge import KernelRidge
+
+from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidgeClassifier
+from kernelscale.datasets import data_dir, load_mnist10k
+from kernelscale.models._falkon import AUTO_PENALTY, auto_n_centers
+from kernelscale.solvers._falkon import FalkonPreconditioner, _upper_cholesky, conjugate_gradient
+
+
+@pytest.fixture
+def regression():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=300)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return X / 16.0, y
+
+
+EXACT = {"dtype": "float64", "tol": 1e-12, "maxiter": 200}
+
+
+@pytest.mark.parametrize("kernel, params", [
+    ("rbf", {"gamma": 0.2}),
+    ("laplacian", {"gamma": 0.1}),
+    ("polynomial", {"gamma": 0.2, "degree": 2, "coef0": 1.0}),
+])
+def test_all_centres_equal_exact_kernel_ridge(regression, kernel, params):
+    X, y = regression
+    exact = KernelRidge(alpha=0.5, kernel=kernel, **params).fit(X, y)
+    ours = NystromKernelRidge(n_centers=len(X), kernel=kernel, alpha=0.5, **params,
+                              **EXACT).fit(X, y)
+    X_new = np.random.default_rng(1).normal(size=(50, 5))
+    np.testing.assert_allclose(ours.predict(X_new), exact.predict(X_new), atol=1e-4)
+    assert ours.n_iter_ <= 5  # the preconditioner is exact for m = n
+
+
+def test_sample_weight_matches_weighted_kernel_ridge(regression):
+    X, y = regression
+    w = np.random.default_rng(2).uniform(0.1, 3.0, size=len(y))
+    exact = KernelRidge(alpha=0.5, kernel="rbf", gamma=0.2).fit(X, y, sample_weight=w)
+    ours = NystromKernelRidge(n_centers=len(X), alpha=0.5, gamma=0.2, **EXACT)
+    ours.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), exact.predict(X), atol=1e-4)
+
+
+def test_multi_output_solves_each_target(regression):
+    X, y = regression
+    Y = np.column_stack([y, -2 * y + 1, np.cos(X[:, 3])])
+    both = NystromKernelRidge(n_centers=100, gamma=0.2, alpha=1.0, random_state=0,
+                              **EXACT).fit(X, Y)
+    assert both.predict(X).shape == (300, 3)
+    for j in range(3):
+        one = NystromKernelRidge(n_centers=100, gamma=0.2, alpha=1.0, random_state=0,
+                                 **EXACT).fit(X, Y[:, j])
+        np.testing.assert_allclose(both.predict(X)[:, j], one.predict(X), atol=1e-8)
+
+
+def test_nystrom_solution_is_the_normal_equations_solution(regression):
+    """m < n: the CG answer equals a direct solve of (K_nm^T K_nm + alpha K_mm) b = K_nm^T y."""
+    X, y = regression
+    reg = NystromKernelRidge(n_centers=60, gamma=0.2, alpha=0.3, random_state=0,
+                             **EXACT).fit(X, y)
+    from kernelscale.kernels import pairwise_kernel
+
+    C = reg.centers_
+    K_nm = pairwise_kernel(X, C, gamma=0.2)
+    K_mm = pairwise_kernel(C, gamma=0.2)
+    direct = np.linalg.solve(K_nm.T @ K_nm + 0.3 * (K_mm + reg_jitter(reg) * np.eye(60)),
+                             K_nm.T @ y)
+    np.testing.assert_allclose(reg.dual_coef_.ravel(), direct, rtol=1e-5, atol=1e-6)
+
+
+def reg_jitter(reg):
+    # the penalty uses T^T T = K_mm + jitter I; in float64 the jitter is ~1e-14
+    return np.finfo(float).eps * reg.n_centers_
+
+
+def test_float32_close_to_float64(regression):
+    X, y = regression
+    kw = {"n_centers": 100, "gamma": 0.2, "alpha": 1.0, "random_state": 0, "tol": 1e-6}
+    p32 = NystromKernelRidge(dtype="float32", **kw).fit(X, y).predict(X)
+    p64 = NystromKernelRidge(dtype="float64", **kw).fit(X, y).predict(X)
+    assert np.abs(p32 - p64).max() < 1e-3 * np.abs(p64).max()
+
+
+def test_preconditioner_needs_far_fewer_iterations(regression):
+    X, y = regression
+    kw = {"n_centers": 150, "gamma": 0.2, "alpha": 1e-3, "random_state": 0, "tol": 1e-6,
+          "maxiter": 300, "dtype": "float64"}
+    with_pc = NystromKernelRidge(**kw).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="maxiter"):
+        without = NystromKernelRidge(preconditioner=False, **kw).fit(X, y)
+    assert with_pc.n_iter_ < 100
+    assert without.n_iter_ == 300
+    assert with_pc.residuals_[-1, 0] <= 1e-6 < without.residuals_[-1, 0]
+
+
+def test_kernel_kept_or_streamed_gives_the_same_answer(regression):
+    X, y = regression
+    kw = {"n_centers": 80, "gamma": 0.2, "alpha": 1.0, "random_state": 0, "dtype": "float64",
+          "tol": 1e-10}
+    kept = NystromKernelRidge(**kw).fit(X, y)
+    streamed = NystromKernelRidge(memory_budget=20_000, **kw).fit(X, y)
+    np.testing.assert_allclose(streamed.predict(X), kept.predict(X), rtol=1e-8, atol=1e-8)
+
+
+def test_sparse_input_equals_dense(digits):
+    X, y = digits
+    kw = {"n_centers": 200, "random_state": 0, "dtype": "float64", "tol": 1e-8}
+    dense = NystromKernelRidgeClassifier(**kw).fit(X, y)
+    sparse = NystromKernelRidgeClassifier(**kw).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
+                               dense.decision_function(X), atol=1e-7)
+
+
+@pytest.mark.parametrize("centers", ["uniform", "leverage", "kmeans"])
+def test_classifier_digits_accuracy(digits, centers):
+    X, y = digits
+    clf = NystromKernelRidgeClassifier(n_centers=300, centers=centers, random_state=0)
+    clf.fit(X[:1400], y[:1400])
+    assert clf.score(X[1400:], y[1400:]) > 0.95
+    assert clf.decision_function(X[:3]).shape == (3, 10)
+
+
+def test_classifier_binary_string_labels_and_class_weight():
+    X, y = make_moons(n_samples=600, noise=0.15, random_state=0)
+    labels = np.array(["no", "yes"])[y]
+    clf = NystromKernelRidgeClassifier(n_centers=100, gamma=2.0, random_state=0)
+    clf.fit(X, labels)
+    assert clf.predict(X[:5]).dtype == labels.dtype
+    assert clf.score(X, labels) > 0.95
+    assert clf.decision_function(X).shape == (600,)
+    keep = np.flatnonzero((y == 1) | (np.arange(600) % 6 == 0))  # 1 : 6 imbalance
+    plain = NystromKernelRidgeClassifier(n_centers=100, gamma=2.0, alpha=30.0, random_state=0)
+    balanced = NystromKernelRidgeClassifier(n_centers=100, gamma=2.0, alpha=30.0,
+                                            class_weight="balanced", random_state=0)
+    minority = labels[keep] == "no"
+    recall_plain = np.mean(plain.fit(X[keep], labels[keep]).predict(X[keep])[minority] == "no")
+    recall_bal = np.mean(balanced.fit(X[keep], labels[keep]).predict(X[keep])[minority] == "no")
+    assert recall_bal >= recall_plain
+
+
+def test_auto_parameters():
+    assert auto_n_centers(100, 2**28, 4) == 100
+    assert auto_n_centers(8000, 2**28, 4) == int(7 * np.sqrt(8000) * np.log(8000))
+    assert auto_n_centers(32_561, 2**28, 4) == 2**28 // (32_561 * 4)  # K_nm fits the budget
+    assert auto_n_centers(10**7, 2**28, 4) == 1000  # the floor
+    assert auto_n_centers(10**6, 2**40, 4) == 10_000  # the cap
+    X, y = make_moons(n_samples=200, noise=0.1, random_state=0)
+    reg = NystromKernelRidge().fit(X, y)
+    assert reg.n_centers_ == 200 and reg.alpha_ == pytest.approx(AUTO_PENALTY * 200)
+
+
+def test_verbose_prints_iterations(regression, capsys):
+    X, y = regression
+    NystromKernelRidge(n_centers=50, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[FALKON] iter    1" in out and "residual" in out and "centres=50" in out
+
+
+def test_errors(regression):
+    X, y = regression
+    with pytest.raises(NotFittedError):
+        NystromKernelRidge().predict(X)
+    with pytest.raises(ValueError, match="alpha must be >= 0"):
+        NystromKernelRidge(alpha=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        NystromKernelRidge(alpha="big").fit(X, y)
+    with pytest.raises(ValueError, match="n_centers"):
+        NystromKernelRidge(n_centers="many").fit(X, y)
+    with pytest.raises(ValueError, match="centers"):
+        NystromKernelRidge(centers="random").fit(X, y)
+    with pytest.raises(ValueError, match="kernel"):
+        NystromKernelRidge(kernel="sigmoid").fit(X, y)
+    with pytest.raises(TypeError, match="preconditioner"):
+        NystromKernelRidge(preconditioner="yes").fit(X, y)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        NystromKernelRidge().fit(np.where(X > 2, np.nan, X), y)
+    with pytest.raises(ValueError, match="inconsistent|samples"):
+        NystromKernelRidge().fit(X, y[:-1])
+    with pytest.raises(MemoryBudgetError, match="centres"):
+        NystromKernelRidge(n_centers=100, memory_budget=100).fit(X, y)
+    with pytest.warns(UserWarning, match="larger than n_samples"):
+        NystromKernelRidge(n_centers=1000).fit(X, y)
+    reg = NystromKernelRidge(n_centers=20).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        reg.predict(X[:, :3])
+    with pytest.raises(ValueError, match="2 classes|one class"):
+        NystromKernelRidgeClassifier().fit(X, np.zeros(len(X)))
+
+
+def test_indefinite_kernel_matrix_is_a_clear_error():
+    M = np.asfortranarray(np.diag([1.0, -1.0]))
+    with pytest.raises(ValueError, match="not positive definite"):
+        _upper_cholesky(M, "centres")
+
+
+def test_cholesky_jitter_makes_a_singular_matrix_factorisable():
+    Z = np.random.default_rng(0).normal(size=(40, 3))
+    K = Z @ Z.T  # rank 3
+    factor, jitter = _upper_cholesky(np.asfortranarray(K.copy()), "centres")
+    U = np.triu(factor)
+    np.testing.assert_allclose(U.T @ U, K + jitter * np.eye(40), atol=1e-10)
+    assert jitter < 1e-6 * np.mean(np.diag(K))
+
+
+def test_conjugate_gradient_solves_independent_columns():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(30, 30))
+    A = A @ A.T + 30 * np.eye(30)
+    B = rng.normal(size=(30, 4))
+    B[:, 2] = 0.0  # a zero right-hand side is solved at once
+    x, history, converged = conjugate_gradient(lambda P: A @ P, B, maxiter=100, tol=1e-12)
+    assert converged
+    np.testing.assert_allclose(x, np.linalg.solve(A, B), atol=1e-9)
+
+
+def test_preconditioner_is_exact_inverse_for_all_centres():
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(50, 4))
+    K = np.exp(-0.5 * ((Z[:, None] - Z[None]) ** 2).sum(-1))
+    lam = 1e-3
+    pc = FalkonPreconditioner(K.copy(), lam, np.float64)
+    B = pc.apply(np.eye(50))
+    H = K @ K / 50 + lam * (K + pc.jitter * np.eye(50))
+    np.testing.assert_allclose(B.T @ H @ B, np.eye(50), atol=1e-6)
+
+
+mnist_missing = data_dir() is None or not (data_dir() / "t10k-images-idx3-ubyte.gz").exists()
+
+
+@pytest.mark.data
+@pytest.mark.slow
+@pytest.mark.skipif(mnist_missing, reason="MNIST-10k not found under ../shared/datasets")
+def test_mnist10k_default_parameters_reach_the_issue_accuracy():
+    X_train, y_train, X_test, y_test = load_mnist10k()
+    clf = NystromKernelRidgeClassifier(random_state=0).fit(X_train, y_train)
+    assert clf.score(X_test, y_test) >= 0.978
+
+
+@pytest.mark.data
+def test_a9a_accuracy_within_20_iterations(a9a):
+    X_train, y_train, X_test, y_test = a9a
+    n = X_train.shape[0]
+    clf = NystromKernelRidgeClassifier(n_centers=1000, alpha=1e-4 * n, maxiter=20,
+                                       random_state=0)
+    with np.errstate(all="raise"):
+        clf.fit(X_train, y_train)
+    assert clf.n_iter_ <= 20
+    assert clf.score(X_test, y_test) >= 0.848
