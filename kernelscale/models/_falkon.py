@@ -15,8 +15,6 @@ from .._validation import (
     check_float,
     check_int,
     check_option,
-    check_sample_weight,
-    check_X_y,
     resolve_dtype,
     resolve_memory_budget,
 )
@@ -25,9 +23,8 @@ from ..kernels import kernel_arguments
 from ..solvers import falkon, kernel_expansion
 from ._multiclass import (
     ClassifierShell,
-    class_balanced_weights,
-    encode_labels,
-    fitted_scores,
+    RegressorShell,
+    classifier_data,
     plus_minus_targets,
 )
 
@@ -216,7 +213,7 @@ _ATTRS_DOC = """centers_ : ndarray of shape (n_centers_, n_features_in_)
     n_features_in_ : int"""
 
 
-class NystromKernelRidge(RegressorMixin, _NystromKernelRidgeBase):
+class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase):
     __doc__ = """Kernel ridge regression on Nystrom centres, solved by FALKON's preconditioned CG.
 
     Minimises ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2`` over functions
@@ -259,30 +256,8 @@ class NystromKernelRidge(RegressorMixin, _NystromKernelRidgeBase):
         -------
         self : NystromKernelRidge
         """
-        X, y = check_X_y(self, X, y, multi_output=True, y_numeric=True)
-        self._single_target = y.ndim == 1
-        self._solve(X, np.asarray(y, float).reshape(len(y), -1),
-                    check_sample_weight(sample_weight, len(y)))
+        self._solve(*self._regression_data(X, y, sample_weight))
         return self
-
-    def predict(self, X):
-        """Predict targets, ``K(X, centers_) @ dual_coef_.T`` in row blocks.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        out = fitted_scores(self, X)
-        return out.ravel() if self._single_target else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
 
 
 class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKernelRidgeBase):
@@ -345,10 +320,7 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
         -------
         self : NystromKernelRidgeClassifier
         """
-        X, y = check_X_y(self, X, y)
-        self.classes_, y_index = encode_labels(y)
-        weights = class_balanced_weights(self.class_weight, self.classes_, y_index,
-                                         check_sample_weight(sample_weight, len(y)))
+        X, y_index, weights = classifier_data(self, X, y, sample_weight)
         self._solve(X, plus_minus_targets(y_index, len(self.classes_)), weights, callback)
         return self
 

@@ -13,13 +13,11 @@ from .._validation import (
     check_float,
     check_int,
     check_option,
-    check_sample_weight,
-    check_X_y,
     resolve_memory_budget,
 )
 from ..solvers import LogisticProblem, fit_logistic
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._multiclass import ClassifierShell, class_balanced_weights, encode_labels
+from ._multiclass import ClassifierShell, classifier_data
 
 __all__ = ["KernelLogisticRegression"]
 
@@ -115,16 +113,13 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         -------
         self : KernelLogisticRegression
         """
-        X, y = check_X_y(self, X, y)
+        X, y_index, weights = classifier_data(self, X, y, sample_weight)
         C = check_float("C", self.C, min_value=0.0, strict=True)
         multi_class = check_option("multi_class", self.multi_class, ("multinomial", "ovr"))
         solver = check_option("solver", self.solver, ("lbfgs", "newton-cg"))
         tol = check_float("tol", self.tol, min_value=0.0, strict=True)
         max_iter = check_int("max_iter", self.max_iter, min_value=1)
         budget = resolve_memory_budget(self.memory_budget)
-        self.classes_, y_index = encode_labels(y)
-        weights = class_balanced_weights(self.class_weight, self.classes_, y_index,
-                                         check_sample_weight(sample_weight, len(y)))
         Z = self._fit_features(X)
         n_classes = len(self.classes_)
         if n_classes == 2:

@@ -15,12 +15,18 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_X, iter_row_blocks, resolve_memory_budget
+from .._validation import (
+    check_sample_weight,
+    check_X,
+    check_X_y,
+    iter_row_blocks,
+    resolve_memory_budget,
+)
 
 __all__ = [
     "encode_labels", "base_weights", "class_balanced_weights", "plus_minus_targets",
     "ovr_targets", "linear_scores", "fitted_scores",
-    "ClassifierShell",
+    "ClassifierShell", "RegressorShell", "classifier_data",
 ]
 
 
@@ -65,6 +71,19 @@ def base_weights(class_weight, classes, y_index, sample_weight):
             raise ValueError(f"class_weight[{label!r}] must be a number >= 0, got {weight!r}.")
         factors[hits[0]] = float(weight)
     return sample_weight * factors[y_index], False
+
+
+def classifier_data(estimator, X, y, sample_weight):
+    """Validate ``X, y``, set ``classes_``; return ``(X, y_index, weights)``.
+
+    The weights are ``sample_weight`` times ``estimator.class_weight`` (see
+    :func:`class_balanced_weights`).
+    """
+    X, y = check_X_y(estimator, X, y)
+    estimator.classes_, y_index = encode_labels(y)
+    weights = class_balanced_weights(estimator.class_weight, estimator.classes_, y_index,
+                                     check_sample_weight(sample_weight, len(y)))
+    return X, y_index, weights
 
 
 def class_balanced_weights(class_weight, classes, y_index, sample_weight):
@@ -156,3 +175,33 @@ class ClassifierShell:
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+class RegressorShell:
+    """Targets in, ``predict`` out, for regressors with ``_raw_scores(X)`` (multi-output)."""
+
+    def _regression_data(self, X, y, sample_weight):
+        """Validate; return ``(X, Y, weights)`` with ``Y`` of shape (n_samples, n_targets)."""
+        X, y = check_X_y(self, X, y, multi_output=True, y_numeric=True)
+        self._single_target = y.ndim == 1
+        return (X, np.asarray(y, float).reshape(len(y), -1),
+                check_sample_weight(sample_weight, len(y)))
+
+    def predict(self, X):
+        """Predict targets.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        out = fitted_scores(self, X)
+        return out.ravel() if self._single_target else out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from .._validation import (
     check_float,
-    check_sample_weight,
-    check_X_y,
     resolve_memory_budget,
 )
 from ..solvers import accumulate, solve_ridge
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._multiclass import (
     ClassifierShell,
-    class_balanced_weights,
-    encode_labels,
-    fitted_scores,
+    RegressorShell,
+    classifier_data,
     plus_minus_targets,
 )
 
@@ -65,7 +61,7 @@ _RIDGE_DOC = APPROX_PARAMS_DOC + """
         Seeds the feature map."""
 
 
-class ApproxKernelRidge(RegressorMixin, _RidgeBase):
+class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
     __doc__ = """Kernel ridge regression on an explicit feature map, solved in closed form.
 
     ``(Z^T Z + alpha I) beta = Z^T y`` on centred features, accumulated in row
@@ -106,30 +102,8 @@ class ApproxKernelRidge(RegressorMixin, _RidgeBase):
         -------
         self : ApproxKernelRidge
         """
-        X, y = check_X_y(self, X, y, multi_output=True, y_numeric=True)
-        self._single_target = y.ndim == 1
-        self._solve(X, np.asarray(y, float).reshape(len(y), -1),
-                    check_sample_weight(sample_weight, len(y)))
+        self._solve(*self._regression_data(X, y, sample_weight))
         return self
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
-
-    def predict(self, X):
-        """Predict targets.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        out = fitted_scores(self, X)
-        return out.ravel() if self._single_target else out
 
 
 class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
@@ -189,10 +163,7 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
         -------
         self : ApproxKernelRidgeClassifier
         """
-        X, y = check_X_y(self, X, y)
-        self.classes_, y_index = encode_labels(y)
-        weights = class_balanced_weights(self.class_weight, self.classes_, y_index,
-                                         check_sample_weight(sample_weight, len(y)))
+        X, y_index, weights = classifier_data(self, X, y, sample_weight)
         Y = plus_minus_targets(y_index, len(self.classes_))
         self._solve(X, Y, weights)
         return self
