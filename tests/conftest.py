@@ -27,6 +27,17 @@ def a9a():
     return load_a9a(directory)
 
 
+@pytest.fixture
+def mnist10k():
+    """MNIST-10k (8,000 train / 2,000 test, pixels / 255), or a skip when absent."""
+    directory = data_dir()
+    if directory is None or not (directory / "t10k-images-idx3-ubyte.gz").is_file():
+        pytest.skip("MNIST-10k not found: set KERNELSCALE_DATA or provide ../shared/datasets")
+    from kernelscale.datasets import load_mnist10k
+
+    return load_mnist10k(directory)
+
+
 class PeakMemory:
     """Peak bytes allocated (numpy buffers included) inside a ``with`` block."""
 

@@ -14,7 +14,12 @@ from the rows they are given, so duplicating a
 row is not the same data as doubling its weight; and the hinge-loss dual
 coordinate descent visits coordinates in a random order that depends on the
 number of rows, so the two fits stop at different points within ``tol`` of the
-optimum (the squared-hinge Newton solver does pass: it is exact).
+optimum (the squared-hinge Newton solver does pass: it is exact). The same
+goes for :class:`KernelSVC` (SMO stops within ``tol`` of the optimum, LIBSVM's
+SVC fails this check for the same reason) and :class:`DoublySGDSVC` (random
+batches). ``KernelSVC(solver="subgradient")`` is left out: seed 003's method
+is offered for comparison only and needs thousands of passes to pass
+``check_classifiers_train``'s accuracy bar.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -25,7 +30,9 @@ from kernelscale import (
     ApproxKernelRidge,
     ApproxKernelRidgeClassifier,
     ApproxKernelSVC,
+    DoublySGDSVC,
     KernelLogisticRegression,
+    KernelSVC,
     LinearSVC,
     Nystroem,
     NystromKernelRidge,
@@ -76,6 +83,13 @@ ESTIMATORS = [
     KernelLogisticRegression(n_components=20, multi_class="ovr", solver="newton-cg"),
     ApproxKernelPCA(map_components=20, dtype="float64"),
     ApproxKernelKMeans(n_clusters=3, map_components=20, dtype="float64"),
+    KernelSVC(),
+    KernelSVC(decision_function_shape="ovo"),
+    KernelSVC(kernel="polynomial", coef0=1.0),
+    KernelSVC(kernel="precomputed"),
+    KernelSVC(kernel="laplacian", shrinking=False, working_set_size=4, cache_size=0.01),
+    DoublySGDSVC(max_iter=100),
+    DoublySGDSVC(loss="log_loss", max_iter=100, kernel="laplacian"),
 ]
 
 SAMPLE_WEIGHT_CHECKS = ("check_sample_weight_equivalence_on_dense_data",
@@ -93,6 +107,17 @@ def expected_failed_checks(estimator):
     if hasattr(estimator, "feature_map") or hasattr(estimator, "n_centers"):
         reason = "landmarks / frequencies are drawn from the rows, so a duplicated row " \
                  "is different data from a doubled weight"
+        failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))
+    elif isinstance(estimator, KernelSVC):
+        reason = "SMO stops within tol of the optimum, and the duplicated rows change " \
+                 "its working sets, so both fits agree to ~tol, not to 1e-7 (LIBSVM too)"
+        failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))
+        if estimator.cache_size < 1:
+            # rows computed in small float32 batches round differently by position
+            failures.update(FLOAT32_ORDER_CHECKS)
+    elif isinstance(estimator, DoublySGDSVC):
+        reason = "stochastic gradients on random batches: a duplicated row is sampled " \
+                 "differently from a doubled weight"
         failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))
     elif "dual_cd" in (getattr(estimator, "solver", None), _solver_for(estimator)):
         reason = "dual CD's random coordinate order depends on n, so both fits stop at " \

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._blocked import margins, rmatvec
 
-__all__ = ["subgradient_descent"]
+__all__ = ["kernel_subgradient_descent", "subgradient_descent"]
 
 
 def _objective_and_subgradient(Z, y, C, w, bias, loss, memory_budget):
@@ -72,3 +72,60 @@ def subgradient_descent(
             step *= radius / norm
         previous, w = w, step
     return best_w, max_iter, False
+
+
+def kernel_subgradient_descent(
+    matvec, y, C, *, max_iter=1000, momentum=0.9, tol=1e-4, callback=None,
+):
+    """Heavy-ball subgradient descent on the kernel SVM in representer form.
+
+    With ``f = sum_j beta_j k'(x_j, .)`` and ``k' = k + 1`` (the intercept as a
+    regularized constant feature, as in LIBLINEAR), minimise
+    ``1/2 ||f||^2 + sum_i C_i max(0, 1 - y_i f(x_i))``. The step is the
+    functional subgradient ``f - sum_i C_i y_i 1[y_i f(x_i) < 1] k'(x_i, .)``,
+    i.e. ``beta - c`` in coefficients, with the same rate, momentum and
+    projection as :func:`subgradient_descent`. For comparison only: every pass
+    costs a product with the n x n kernel matrix and thousands are needed.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(v)`` returns ``K' v`` for a vector of length n.
+    y : ndarray of shape (n_samples,)
+        Labels in {-1, +1}.
+    C : ndarray of shape (n_samples,)
+    max_iter, momentum, tol, callback
+        As in :func:`subgradient_descent`.
+
+    Returns
+    -------
+    beta : ndarray of shape (n_samples,)
+        Coefficients of ``k'``: the decision function is
+        ``sum_j beta_j k(x_j, x) + sum_j beta_j``.
+    n_iter : int
+    converged : bool
+    """
+    n = y.size
+    beta = np.zeros(n)
+    previous = beta.copy()
+    radius2 = 2.0 * float(np.sum(C))
+    best_beta, best_value, best_history = beta.copy(), np.inf, []
+    for t in range(1, max_iter + 1):
+        f = matvec(beta)
+        slack = np.maximum(1.0 - y * f, 0.0)
+        value = 0.5 * float(beta @ f) + float(np.sum(C * slack))
+        if value < best_value:
+            best_beta, best_value = beta.copy(), value
+        best_history.append(best_value)
+        if callback is not None:
+            callback(t, {"objective": value})
+        if (t > 20 and best_value < best_history[0]
+                and best_history[-21] - best_value <= tol * abs(best_value)):
+            return best_beta, t, True
+        sub = beta - C * y * (slack > 0)
+        step = beta - (1.0 - momentum) / t * sub + momentum * (beta - previous)
+        norm2 = float(step @ matvec(step))
+        if norm2 > radius2:
+            step *= np.sqrt(radius2 / norm2)
+        previous, beta = beta, step
+    return best_beta, max_iter, False

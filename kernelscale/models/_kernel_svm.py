@@ -1,0 +1,418 @@
+"""The exact kernel SVM (SMO), the reference every approximation is measured against."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import (
+    check_float,
+    check_int,
+    check_option,
+    check_sample_weight,
+    iter_row_blocks,
+    resolve_memory_budget,
+)
+from ..kernels import check_kernel, kernel_arguments
+from ..solvers import kernel_expansion
+from ..solvers._smo import KernelRows, RowCache, smo
+from ..solvers._subgradient import kernel_subgradient_descent
+from ._multiclass import class_balanced_weights, encode_labels, ovr_targets
+
+__all__ = ["KernelSVC"]
+
+
+def _pairs(n_classes):
+    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def ovo_votes(scores, n_classes):
+    """Classes from one-vs-one scores: votes, ties broken by summed confidence.
+
+    ``scores[:, p]`` > 0 votes for the first class of pair ``p`` (in the order
+    (0, 1), (0, 2), ..., (1, 2), ...). The confidences are squashed into
+    (-1/3, 1/3) so that they only break ties between equal vote counts.
+    """
+    n = scores.shape[0]
+    votes = np.zeros((n, n_classes))
+    confidence = np.zeros((n, n_classes))
+    for p, (i, j) in enumerate(_pairs(n_classes)):
+        s = scores[:, p]
+        votes[:, i] += s > 0
+        votes[:, j] += s <= 0
+        confidence[:, i] += s
+        confidence[:, j] -= s
+    squashed = confidence / (3.0 * (np.abs(confidence) + 1.0))
+    return votes + squashed
+
+
+class KernelSVC(ClassifierMixin, BaseEstimator):
+    """Exact kernel support vector classifier, solved in the dual by SMO.
+
+    The dual is solved by decomposition on working sets of ``working_set_size``
+    variables: their kernel rows come from an LRU cache of ``cache_size`` MB
+    (the missing ones computed together, by one matrix product), and the
+    sub-problem on the working set is solved by SMO with second-order pair
+    selection (Fan, Chen & Lin 2005), with shrinking. The optimum is LIBSVM's:
+    the same dual, the same stopping rule (``tol``), so the model matches
+    :class:`sklearn.svm.SVC`; the kernel work runs as BLAS matrix products,
+    which is where the speed comes from. See ``kernelscale.solvers._smo``.
+
+    Several classes are handled one-vs-rest by default: the kernel rows are
+    shared by all binary problems when the cache holds the whole kernel matrix.
+    ``decision_function_shape="ovo"`` trains one-vs-one instead (LIBSVM's way).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Penalty of the hinge loss (> 0); scaled per sample by ``sample_weight``
+        and ``class_weight``.
+    kernel : {"rbf", "linear", "polynomial", "poly", "laplacian", "precomputed"} or callable, \
+default="rbf"
+        A callable is called as ``kernel(X_block, Y, **kernel_params)`` and must
+        return the Gram block. "precomputed": ``X`` is the training Gram matrix
+        in ``fit`` and ``K(test, train)`` at prediction.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel scale; "scale" is ``1 / (n_features X.var())`` as in scikit-learn.
+    coef0 : float, default=0.0
+        Constant of the polynomial kernel (scikit-learn's SVC default).
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    tol : float, default=1e-3
+        Stop when the maximal violation of the optimality conditions is below it
+        (LIBSVM's ``eps``).
+    cache_size : float, default=256
+        Kernel-row cache in MB (2**20 bytes). It must hold two kernel rows
+        (``8 n`` bytes). When it holds the whole matrix (``4 n^2`` bytes) rows
+        are computed once and shared by every one-vs-rest problem.
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies C per class; "balanced" equalises both sides of each binary
+        problem.
+    max_iter : int, default=-1
+        Cap on SMO pair updates per binary problem; -1 means LIBSVM's
+        ``max(10^7, 100 n)``. Reaching it gives a ConvergenceWarning.
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        How several classes are trained and scored: one-vs-rest (one score per
+        class) or one-vs-one (one score per pair of classes, prediction by vote).
+    shrinking : bool, default=True
+        Drop variables stuck at a bound from the active set (LIBSVM's rule).
+    working_set_size : int, default=1024
+        Variables per working set; capped by what the cache holds.
+    solver : {"smo", "subgradient"}, default="smo"
+        "subgradient" runs seed 003's heavy-ball subgradient method on the
+        representer coefficients (the intercept is then regularized) for
+        comparison only; it needs ``max_iter`` passes over the kernel matrix.
+    memory_budget : int, default=None
+        Bytes for the temporaries of one block of kernel rows (prediction
+        included); None uses :func:`kernelscale.get_config`.
+    verbose : int, default=0
+        Print solver progress every ``verbose`` outer iterations (0: silent).
+    random_state : int, RandomState instance or None, default=None
+        Unused: both solvers are deterministic. Accepted so that parameter
+        grids shared with the randomized estimators (and scikit-learn's SVC) work.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data (of any problem).
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+        Empty for ``kernel="precomputed"``.
+    dual_coef_ : ndarray of shape (n_problems, n_SV)
+        ``y_i alpha_i`` of each support vector in each binary problem (zero
+        where it is not a support vector of that problem).
+    intercept_ : ndarray of shape (n_problems,)
+    n_support_ : ndarray of shape (n_classes,)
+        Support vectors per class.
+    n_iter_ : ndarray of shape (n_problems,)
+        SMO pair updates (or subgradient passes) per problem.
+    objective_ : ndarray of shape (n_problems,)
+        Dual objective ``1/2 a^T Q a - e^T a`` reached per problem (SMO).
+    fit_time_ : float
+        Seconds spent in the solver.
+    n_features_in_ : int
+
+    See Also
+    --------
+    sklearn.svm.SVC : LIBSVM's implementation of the same model.
+    ApproxKernelSVC : The approximate model, linear in n.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kernelscale import KernelSVC
+    >>> X, y = make_moons(n_samples=300, noise=0.1, random_state=0)
+    >>> clf = KernelSVC(C=10.0, gamma=2.0).fit(X, y)
+    >>> clf.score(X, y) > 0.97
+    True
+    """
+
+    def __init__(
+        self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, kernel_params=None,
+        tol=1e-3, cache_size=256, class_weight=None, max_iter=-1,
+        decision_function_shape="ovr", shrinking=True, working_set_size=1024, solver="smo",
+        memory_budget=None, verbose=0, random_state=None,
+    ):
+        self.C = C
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.tol = tol
+        self.cache_size = cache_size
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.decision_function_shape = decision_function_shape
+        self.shrinking = shrinking
+        self.working_set_size = working_set_size
+        self.solver = solver
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+
+    @property
+    def _precomputed(self):
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
+    def _validate_params(self):
+        C = check_float("C", self.C, min_value=0.0, strict=True)
+        tol = check_float("tol", self.tol, min_value=0.0, strict=True)
+        check_float("cache_size", self.cache_size, min_value=0.0, strict=True)
+        max_iter = check_int("max_iter", self.max_iter, min_value=-1)
+        if max_iter == 0:
+            raise ValueError("max_iter must be -1 (no limit) or >= 1, got 0.")
+        check_option("decision_function_shape", self.decision_function_shape, ("ovr", "ovo"))
+        check_option("solver", self.solver, ("smo", "subgradient"))
+        check_int("working_set_size", self.working_set_size, min_value=2)
+        check_int("verbose", self.verbose, min_value=0)
+        if not self._precomputed:
+            check_kernel(self.kernel)
+        return C, tol, max_iter
+
+    def _kernel_args(self, X):
+        if self._precomputed:
+            return {"kernel": "precomputed"}
+        return kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                                coef0=self.coef0, kernel_params=self.kernel_params)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the SVM.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, or the (n_samples, n_samples) Gram matrix for
+            ``kernel="precomputed"``.
+        y : array-like of shape (n_samples,)
+            Class labels of any type.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Multiplies C per sample.
+
+        Returns
+        -------
+        self : KernelSVC
+        """
+        C, tol, max_iter = self._validate_params()
+        X, y = validate_data(
+            self, X, y, accept_sparse=False if self._precomputed else "csr",
+            dtype=(np.float64, np.float32),
+        )
+        if self._precomputed and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"kernel='precomputed' needs the square training Gram matrix; got X of "
+                f"shape {X.shape}."
+            )
+        self.classes_, y_index = encode_labels(y)
+        n_classes = len(self.classes_)
+        budget = resolve_memory_budget(self.memory_budget)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        self._kernel_args_ = self._kernel_args(X)
+        start = time.perf_counter()
+        if self.decision_function_shape == "ovo" and n_classes > 2:
+            problems = list(self._ovo_problems(y_index, sw))
+        else:
+            problems = list(self._ovr_problems(y_index, sw))
+        results = []
+        shared = None
+        for index, (members, y_pm, c_bounds) in enumerate(problems):
+            Xp = X if members is None else _take(X, members, self._precomputed)
+            if members is not None or shared is None:
+                rows = KernelRows(Xp, self._kernel_args_, budget)
+                cache = RowCache(rows, float(self.cache_size) * 2**20)
+                if members is None:
+                    shared = rows, cache
+            else:
+                rows, cache = shared
+            if self.verbose:
+                print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
+            results.append(self._solve(rows, cache, y_pm, C * c_bounds, tol, max_iter, budget))
+        self.fit_time_ = time.perf_counter() - start
+        self._store(X, problems, results, y_index)
+        return self
+
+    def _ovr_problems(self, y_index, sw):
+        n_classes = len(self.classes_)
+        weights = class_balanced_weights(
+            None if self.class_weight == "balanced" else self.class_weight,
+            self.classes_, y_index, sw,
+        )
+        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
+        for y_pm, f_pos, f_neg in ovr_targets(y_index, n_classes, weights, balanced):
+            yield None, y_pm, weights * np.where(y_pm > 0, f_pos, f_neg)
+
+    def _ovo_problems(self, y_index, sw):
+        weights = class_balanced_weights(
+            None if self.class_weight == "balanced" else self.class_weight,
+            self.classes_, y_index, sw,
+        )
+        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
+        for i, j in _pairs(len(self.classes_)):
+            members = np.flatnonzero((y_index == i) | (y_index == j))
+            y_pm = np.where(y_index[members] == i, 1.0, -1.0)
+            w = weights[members]
+            if balanced:
+                w_pos, total = w[y_pm > 0].sum(), w.sum()
+                w = w * np.where(y_pm > 0, total / (2.0 * max(w_pos, 1e-300)),
+                                 total / (2.0 * max(total - w_pos, 1e-300)))
+            yield members, y_pm, w
+
+    def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget):
+        if self.solver == "subgradient":
+            return self._solve_subgradient(rows, y_pm, c_bounds, max_iter, budget)
+        return smo(rows, cache, y_pm, c_bounds, tol=tol, max_iter=max_iter,
+                   working_set_size=self.working_set_size, shrinking=self.shrinking,
+                   verbose=self.verbose)
+
+    def _solve_subgradient(self, rows, y_pm, c_bounds, max_iter, budget):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        n = y_pm.size
+        everything = np.arange(n)
+        if 4 * n * n <= budget:
+            K = np.empty((n, n), dtype=np.float32)
+            rows.compute(everything, K)
+
+            def matvec(v):
+                return K @ v.astype(np.float32) + v.sum()
+        else:
+            def matvec(v):
+                return rows.cross(everything, everything, v) + v.sum()
+        beta, n_iter, converged = kernel_subgradient_descent(
+            matvec, y_pm, c_bounds, max_iter=1000 if max_iter < 0 else max_iter, tol=self.tol,
+        )
+        if not converged:
+            warnings.warn(
+                f"The subgradient solver did not converge in {n_iter} passes; it is offered "
+                "for comparison only, use solver='smo'.", ConvergenceWarning, stacklevel=4,
+            )
+        # the decision function is sum_j beta_j k(x_j, x) + sum_j beta_j
+        return {"alpha": beta, "intercept": float(beta.sum()), "objective": np.nan,
+                "n_iter": n_iter, "signed": True}
+
+    def _store(self, X, problems, results, y_index):
+        n = X.shape[0]
+        coef_full = np.zeros((len(results), n))
+        for p, ((members, y_pm, _), res) in enumerate(zip(problems, results)):
+            # subgradient coefficients are signed already (beta = y alpha)
+            coef = res["alpha"] * (1.0 if res.get("signed") else y_pm)
+            if members is None:
+                coef_full[p] = coef
+            else:
+                coef_full[p, members] = coef
+        self.support_ = np.flatnonzero(np.any(coef_full != 0, axis=0))
+        self.dual_coef_ = coef_full[:, self.support_]
+        self.intercept_ = np.array([r["intercept"] for r in results])
+        self.n_iter_ = np.array([r["n_iter"] for r in results])
+        self.objective_ = np.array([r["objective"] for r in results])
+        self.n_support_ = np.bincount(y_index[self.support_], minlength=len(self.classes_))
+        if self._precomputed:
+            self.support_vectors_ = np.empty((0, X.shape[1]))
+        else:
+            self.support_vectors_ = X[self.support_]
+
+    # -------------------------------------------------------------- predict
+
+    def _raw_scores(self, X):
+        check_is_fitted(self)
+        X = validate_data(
+            self, X, accept_sparse=False if self._precomputed else "csr",
+            dtype=(np.float64, np.float32), reset=False,
+        )
+        budget = resolve_memory_budget(self.memory_budget)
+        coef = self.dual_coef_.T
+        if self._precomputed:
+            out = np.empty((X.shape[0], coef.shape[1]))
+            for start, stop in iter_row_blocks(X.shape[0], 8 * self.support_.size + 1, budget,
+                                               what="a block of K(X, support vectors)"):
+                out[start:stop] = X[start:stop][:, self.support_] @ coef
+        elif self.support_.size == 0:
+            out = np.zeros((X.shape[0], coef.shape[1]))
+        else:
+            sv = self.support_vectors_
+            if sp.issparse(sv):
+                sv = sv.toarray()
+            out = kernel_expansion(X, sv, self._kernel_args_, coef, dtype=np.float32,
+                                   memory_budget=budget)
+        return out + self.intercept_
+
+    def decision_function(self, X):
+        """Signed distances to the separating surfaces.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            For ``kernel="precomputed"``: ``K(X, training data)``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,), (n_samples, n_classes) or \
+(n_samples, n_classes * (n_classes - 1) / 2)
+            One column for two classes (positive favours ``classes_[1]``), one
+            per class for "ovr", one per pair of classes for "ovo" (positive
+            favours the first class of the pair).
+        """
+        scores = self._raw_scores(X)
+        if len(self.classes_) == 2:
+            return scores.ravel()
+        return scores
+
+    def predict(self, X):
+        """Predict class labels (the type of the training labels).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        if self.decision_function_shape == "ovo":
+            scores = ovo_votes(scores, len(self.classes_))
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = not self._precomputed
+        tags.input_tags.pairwise = self._precomputed
+        return tags
+
+
+def _take(X, members, precomputed):
+    if precomputed:
+        return X[np.ix_(members, members)]
+    return X[members]
