@@ -20,7 +20,13 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import resolve_gamma
-from ._multiclass import ClassifierShell, base_weights, encode_labels
+from ._multiclass import (
+    ClassifierShell,
+    balanced_factors,
+    base_weights,
+    encode_labels,
+    plus_minus_targets,
+)
 
 __all__ = ["DoublySGDSVC"]
 
@@ -281,31 +287,21 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
             "avg_intercept": np.zeros(n_problems), "rng": np.random.default_rng(self.seed_),
         }
 
-    def _targets(self, y_index):
-        n_classes = len(self.classes_)
-        if n_classes == 2:
-            return np.where(y_index == 1, 1.0, -1.0)[:, None]
-        Y = -np.ones((y_index.size, n_classes))
-        Y[np.arange(y_index.size), y_index] = 1.0
-        return Y
-
     def _weights(self, y_index, sample_weight, Y):
         weights, balanced = base_weights(self.class_weight, self.classes_, y_index, sample_weight)
         W = np.repeat(weights[:, None], Y.shape[1], axis=1)
         if balanced:
             # equal total weight on both sides of each one-vs-rest problem
-            total = weights.sum()
             for k in range(Y.shape[1]):
                 pos = Y[:, k] > 0
-                w_pos = weights[pos].sum()
-                W[pos, k] *= total / (2.0 * max(w_pos, 1e-300))
-                W[~pos, k] *= total / (2.0 * max(total - w_pos, 1e-300))
+                f_pos, f_neg = balanced_factors(weights, pos)
+                W[:, k] *= np.where(pos, f_pos, f_neg)
         return W
 
     def _run(self, X, y_index, sample_weight, n_iter, *, shuffle):
         st = self._state
         self._budget = resolve_memory_budget(self.memory_budget)
-        Y = self._targets(y_index)
+        Y = plus_minus_targets(y_index, len(self.classes_))
         W = self._weights(y_index, sample_weight, Y)
         n = X.shape[0]
         st["n_seen"] += n

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import validate_data
 
 from .._validation import (
     check_float,
@@ -21,7 +23,13 @@ from ..kernels import check_kernel, kernel_arguments
 from ..solvers import kernel_expansion
 from ..solvers._smo import KernelRows, RowCache, smo
 from ..solvers._subgradient import kernel_subgradient_descent
-from ._multiclass import class_balanced_weights, encode_labels, ovr_targets
+from ._multiclass import (
+    ClassifierShell,
+    balanced_factors,
+    base_weights,
+    encode_labels,
+    ovr_targets,
+)
 
 __all__ = ["KernelSVC"]
 
@@ -50,7 +58,7 @@ def ovo_votes(scores, n_classes):
     return votes + squashed
 
 
-class KernelSVC(ClassifierMixin, BaseEstimator):
+class KernelSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     """Exact kernel support vector classifier, solved in the dual by SMO.
 
     The dual is solved by decomposition on working sets of ``working_set_size``
@@ -261,28 +269,19 @@ default="rbf"
 
     def _ovr_problems(self, y_index, sw):
         n_classes = len(self.classes_)
-        weights = class_balanced_weights(
-            None if self.class_weight == "balanced" else self.class_weight,
-            self.classes_, y_index, sw,
-        )
-        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
+        weights, balanced = base_weights(self.class_weight, self.classes_, y_index, sw)
         for y_pm, f_pos, f_neg in ovr_targets(y_index, n_classes, weights, balanced):
             yield None, y_pm, weights * np.where(y_pm > 0, f_pos, f_neg)
 
     def _ovo_problems(self, y_index, sw):
-        weights = class_balanced_weights(
-            None if self.class_weight == "balanced" else self.class_weight,
-            self.classes_, y_index, sw,
-        )
-        balanced = isinstance(self.class_weight, str) and self.class_weight == "balanced"
+        weights, balanced = base_weights(self.class_weight, self.classes_, y_index, sw)
         for i, j in _pairs(len(self.classes_)):
             members = np.flatnonzero((y_index == i) | (y_index == j))
             y_pm = np.where(y_index[members] == i, 1.0, -1.0)
             w = weights[members]
             if balanced:
-                w_pos, total = w[y_pm > 0].sum(), w.sum()
-                w = w * np.where(y_pm > 0, total / (2.0 * max(w_pos, 1e-300)),
-                                 total / (2.0 * max(total - w_pos, 1e-300)))
+                f_pos, f_neg = balanced_factors(w, y_pm > 0)
+                w = w * np.where(y_pm > 0, f_pos, f_neg)
             yield members, y_pm, w
 
     def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget):
@@ -293,10 +292,6 @@ default="rbf"
                    verbose=self.verbose)
 
     def _solve_subgradient(self, rows, y_pm, c_bounds, max_iter, budget):
-        import warnings
-
-        from sklearn.exceptions import ConvergenceWarning
-
         n = y_pm.size
         everything = np.arange(n)
         if 4 * n * n <= budget:
@@ -343,13 +338,9 @@ default="rbf"
 
     # -------------------------------------------------------------- predict
 
-    def _raw_scores(self, X):
-        check_is_fitted(self)
-        X = validate_data(
-            self, X, accept_sparse=False if self._precomputed else "csr",
-            dtype=(np.float64, np.float32), reset=False,
-        )
-        budget = resolve_memory_budget(self.memory_budget)
+    def _raw_scores(self, X, budget):
+        if self._precomputed and sp.issparse(X):
+            X = X.toarray()
         coef = self.dual_coef_.T
         if self._precomputed:
             out = np.empty((X.shape[0], coef.shape[1]))
@@ -366,8 +357,11 @@ default="rbf"
                                    memory_budget=budget)
         return out + self.intercept_
 
-    def decision_function(self, X):
-        """Signed distances to the separating surfaces.
+    def predict(self, X):
+        """Predict class labels (the type of the training labels).
+
+        One-vs-one models vote over the pairs (ties broken by summed confidence);
+        otherwise the largest score wins, as in :class:`ClassifierShell`.
 
         Parameters
         ----------
@@ -376,34 +370,12 @@ default="rbf"
 
         Returns
         -------
-        scores : ndarray of shape (n_samples,), (n_samples, n_classes) or \
-(n_samples, n_classes * (n_classes - 1) / 2)
-            One column for two classes (positive favours ``classes_[1]``), one
-            per class for "ovr", one per pair of classes for "ovo" (positive
-            favours the first class of the pair).
-        """
-        scores = self._raw_scores(X)
-        if len(self.classes_) == 2:
-            return scores.ravel()
-        return scores
-
-    def predict(self, X):
-        """Predict class labels (the type of the training labels).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if self.decision_function_shape != "ovo" or len(getattr(self, "classes_", ())) <= 2:
+            return super().predict(X)
         scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        if self.decision_function_shape == "ovo":
-            scores = ovo_votes(scores, len(self.classes_))
-        return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[np.argmax(ovo_votes(scores, len(self.classes_)), axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -25,7 +25,7 @@ from .._validation import (
 
 __all__ = [
     "encode_labels", "base_weights", "class_balanced_weights", "plus_minus_targets",
-    "ovr_targets", "linear_scores", "fitted_scores",
+    "ovr_targets", "balanced_factors", "linear_scores", "fitted_scores",
     "ClassifierShell", "RegressorShell", "classifier_data",
 ]
 
@@ -112,16 +112,20 @@ def ovr_targets(y_index, n_classes, weights, balanced):
     the factors are 1 unless ``balanced``.
     """
     positives = [1] if n_classes == 2 else range(n_classes)
-    total = weights.sum()
     for c in positives:
         is_pos = y_index == c
         y_pm = np.where(is_pos, 1.0, -1.0)
         if not balanced:
             yield y_pm, 1.0, 1.0
             continue
-        w_pos = weights[is_pos].sum()
-        yield (y_pm, total / (2.0 * max(w_pos, 1e-300)),
-               total / (2.0 * max(total - w_pos, 1e-300)))
+        yield (y_pm, *balanced_factors(weights, is_pos))
+
+
+def balanced_factors(weights, is_pos):
+    """``(f_pos, f_neg)`` that give both sides of a binary problem equal total weight."""
+    total = weights.sum()
+    w_pos = weights[is_pos].sum()
+    return total / (2.0 * max(w_pos, 1e-300)), total / (2.0 * max(total - w_pos, 1e-300))
 
 
 def linear_scores(Z, coef, intercept, memory_budget):

@@ -99,7 +99,10 @@ class KernelRows:
             self._kernel = self._prepared(Y)
 
     def compute(self, rows, out):
-        """Write ``k(X[rows], X[columns])`` (float32) into ``out[:len(rows), :len(columns)]``."""
+        """Write ``k(X[rows], X[columns])`` into ``out``.
+
+        ``out`` is C-contiguous float32 of shape ``(len(rows), len(columns))``.
+        """
         rows = np.asarray(rows, dtype=np.intp)
         width = self.columns.size
         per_row = self._row_bytes(width)
@@ -109,12 +112,8 @@ class KernelRows:
             if self.precomputed:
                 out[start:stop, :width] = self.X[np.ix_(chunk, self.columns)]
             else:
-                target = out[start:stop, :width]
-                if target.flags.c_contiguous:
-                    self._kernel.evaluate(self.X[chunk], target)
-                else:
-                    block = np.empty((chunk.size, width), dtype=np.float32)
-                    target[...] = self._kernel.evaluate(self.X[chunk], block)
+                # callers pass C-contiguous rows of exactly this width
+                self._kernel.evaluate(self.X[chunk], out[start:stop])
         self.evaluated += rows.size
         return out
 
@@ -488,6 +487,7 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
     q = int(min(working_set_size, cache.n_slots, n))
     q = max(q, 2)
     ws = np.empty(0, dtype=np.intp)  # positions of the current working set
+    identity = np.arange(n)
     n_iter = n_outer = 0
     unshrunk_once = False
     stalled = 0
@@ -524,8 +524,9 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         fresh = _select(score, up, low, keep, q - keep.size)
         ws = np.concatenate([fresh, keep])
         slots = cache.fetch(st.order[ws])
-        columns = st.order if not compact else np.arange(n)
-        col_ws = columns[ws] if not compact else ws
+        # cached rows are in original column order, or compacted to positions
+        columns = identity if compact else st.order
+        col_ws = columns[ws]
         K = np.empty((ws.size, ws.size))
         _gather_block(cache.data, slots, col_ws, K)
         yb, ab, Gb, Cb = st.y[ws], st.alpha[ws].copy(), st.G[ws].copy(), st.C[ws]
