@@ -36,6 +36,7 @@ from .models import (
     NystromKernelRidge,
     NystromKernelRidgeClassifier,
 )
+from .persistence import ModelFileError, load_model, read_model_header, save_model
 
 __version__ = "0.1.0"
 
@@ -50,6 +51,7 @@ __all__ = [
     "KernelSVC",
     "LinearSVC",
     "MemoryBudgetError",
+    "ModelFileError",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
     "Nystroem",
@@ -63,9 +65,12 @@ __all__ = [
     "kernel_diagonal",
     "laplacian_kernel",
     "linear_kernel",
+    "load_model",
     "make_feature_map",
     "pairwise_kernel",
     "polynomial_kernel",
     "rbf_kernel",
+    "read_model_header",
+    "save_model",
     "set_config",
 ]

@@ -61,3 +61,195 @@ def test_help_and_version():
     assert run("--help").returncode == 0
     assert "kernelscale 0.1.0" in run("--version").stdout
     assert "approx" in run("approx", "--help").stdout
+
+
+# --- fit / predict / evaluate / bench ---------------------------------------------------------
+
+import numpy as np  # noqa: E402
+
+from kernelscale.cli import main  # noqa: E402
+
+
+def one_line_error(result):
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("kernelscale: error: "), result.stderr
+    return lines[0]
+
+
+@pytest.mark.data
+def test_fit_predict_evaluate_round_trip_on_a9a_equals_the_api(a9a, tmp_path):
+    from kernelscale import ApproxKernelSVC
+
+    X_train, y_train, X_test, y_test = a9a
+    model, preds = tmp_path / "a9a.ksm", tmp_path / "pred.txt"
+    fit = run("fit", "a9a", "--test", "a9a:test", "--model", "approx-svc", "-m", "300",
+              "-o", str(model), "--no-progress")
+    assert fit.returncode == 0, fit.stderr
+    api = ApproxKernelSVC(n_components=300, random_state=0).fit(X_train, y_train)
+    api_pred = api.predict(X_test)
+    expected = f"test accuracy: {np.mean(api_pred == y_test):.4f}"
+    assert expected in fit.stdout
+    predict = run("predict", str(model), "a9a:test", "-o", str(preds), "--no-progress")
+    assert predict.returncode == 0, predict.stderr
+    lines = preds.read_text().splitlines()
+    assert lines == [str(int(v)) for v in api_pred]  # "-1" / "1", the training labels' type
+    evaluate = run("evaluate", str(model), "a9a:test", "--no-progress",
+                   "--json", str(tmp_path / "eval.json"))
+    assert evaluate.returncode == 0, evaluate.stderr
+    assert f"accuracy: {np.mean(api_pred == y_test):.4f}" in evaluate.stdout
+    report = json.loads((tmp_path / "eval.json").read_text())
+    assert np.sum(report["confusion_matrix"]) == len(y_test)
+    assert report["labels"] == ["-1", "1"]
+
+
+def write_csv(path, X, y, header=True):
+    lines = ["f1,f2,f3,label"] if header else []
+    lines += [",".join(f"{v:.6f}" for v in row) + (f",{label}" if label is not None else "")
+              for row, label in zip(X, y)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_csv_string_labels_round_trip(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4, "outer", "inner")
+    train, test, bare = tmp_path / "train.csv", tmp_path / "test.csv", tmp_path / "bare.csv"
+    write_csv(train, X[:300], y[:300])
+    write_csv(test, X[300:], y[300:])
+    write_csv(bare, X[300:], [None] * 100, header=False)
+    model = tmp_path / "m.ksm"
+    assert main(["fit", str(train), "--test", str(test), "--model", "kernel-svc", "-C", "10",
+                 "-o", str(model), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "2 classes (inner, outer)" in out
+    accuracy = float(out.split("test accuracy: ")[1].split()[0])
+    assert accuracy > 0.9
+    # the label column may be left out at predict time
+    assert main(["predict", str(model), str(bare), "--no-progress"]) == 0
+    predicted = capsys.readouterr().out.split()
+    assert set(predicted) <= {"inner", "outer"} and len(predicted) == 100
+    assert np.mean(np.array(predicted) == y[300:]) == pytest.approx(accuracy)
+    assert main(["evaluate", str(model), str(test), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert f"accuracy: {accuracy:.4f}" in out and "inner" in out
+
+
+@pytest.mark.parametrize("model, extra", [
+    ("linear-svc", ["-C", "0.5"]),
+    ("approx-svc", ["--map", "rff", "-m", "64", "--gamma", "0.5"]),
+    ("ridge", ["-m", "64", "--alpha", "0.1"]),
+    ("falkon", ["-m", "64"]),
+    ("logistic", ["-m", "64", "--max-iter", "50"]),
+    ("dsgd", ["--max-iter", "50", "--param", "batch_size=64"]),
+])
+def test_every_model_fits_from_the_command_line(tmp_path, capsys, model, extra):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    out = tmp_path / "m.ksm"
+    assert main(["fit", str(tmp_path / "d.npz"), "--model", model, *extra, "-o", str(out),
+                 "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "training accuracy:" in text and out.is_file()
+    from kernelscale import load_model, read_model_header
+
+    header = read_model_header(out)
+    assert header["metadata"]["model"] == model
+    assert header["metadata"]["data"]["n_features"] == 3
+    assert load_model(out).predict(X).shape == (300,)
+
+
+def test_bad_paths_and_corrupt_models_give_one_line_errors(tmp_path):
+    missing = run("fit", str(tmp_path / "nope.svm"), "-o", str(tmp_path / "m.ksm"),
+                  "--no-progress")
+    assert "No such file" in one_line_error(missing)
+    (tmp_path / "junk.ksm").write_bytes(b"\x00\x01garbage" * 10)
+    (tmp_path / "d.svm").write_text("+1 1:1\n-1 2:1\n")
+    corrupt = run("predict", str(tmp_path / "junk.ksm"), str(tmp_path / "d.svm"),
+                  "--no-progress")
+    assert "not a kernelscale model file" in one_line_error(corrupt)
+    no_model = run("evaluate", str(tmp_path / "none.ksm"), str(tmp_path / "d.svm"),
+                   "--no-progress")
+    assert "No model file" in one_line_error(no_model)
+
+
+def test_truncated_model_and_wrong_width(tmp_path, capsys):
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    np.savez(tmp_path / "d.npz", X=X, y=(X[:, 0] > 0).astype(int))
+    np.savez(tmp_path / "narrow.npz", X=X[:, :3], y=(X[:, 0] > 0).astype(int))
+    model = tmp_path / "m.ksm"
+    assert main(["fit", str(tmp_path / "d.npz"), "--model", "linear-svc", "-o", str(model),
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["predict", str(model), str(tmp_path / "narrow.npz"), "--no-progress"]) == 2
+    assert "has 3 features but the model was trained on 4" in capsys.readouterr().err
+    model.write_bytes(model.read_bytes()[:-20])
+    assert main(["predict", str(model), str(tmp_path / "d.npz"), "--no-progress"]) == 2
+    assert "truncated" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "kernel-svc", "--map", "rff"], "--map does not apply to --model kernel-svc"),
+    (["--model", "linear-svc", "-m", "10"], "-m/--n-components does not apply"),
+    (["--param", "colour=red"], "has no parameter 'colour'"),
+    (["--param", "C=-1"], "C"),
+    (["--model", "approx-svc", "--loss", "cubic"], "loss"),
+])
+def test_fit_option_errors(tmp_path, capsys, args, message):
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    np.savez(tmp_path / "d.npz", X=X, y=(X[:, 0] > 0).astype(int))
+    assert main(["fit", str(tmp_path / "d.npz"), *args, "-o", str(tmp_path / "m.ksm"),
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kernelscale: error: ") and message in err
+    assert not (tmp_path / "m.ksm").exists()
+
+
+def test_fit_output_and_data_errors(tmp_path, capsys):
+    (tmp_path / "bad.csv").write_text("a,b,y\n1,2,0\n1,oops,1\n")
+    assert main(["fit", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "m.ksm"),
+                 "--no-progress"]) == 2
+    assert "line 3, column b: 'oops' is not a number" in capsys.readouterr().err
+    (tmp_path / "one.csv").write_text("1,2,0\n3,4,0\n5,6,0\n")
+    assert main(["fit", str(tmp_path / "one.csv"), "-o", str(tmp_path / "m.ksm"),
+                 "--no-progress"]) == 2
+    assert "class" in capsys.readouterr().err
+    assert main(["fit", str(tmp_path / "one.csv"), "-o", str(tmp_path / "no" / "m.ksm"),
+                 "--no-progress"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_bench_quick_writes_report_and_plots(tmp_path):
+    result = run("bench", "seed000", "--quick", "--repeats", "1", "--out", str(tmp_path),
+                 "--no-progress")
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "seed000"
+    for name in ("accuracy_vs_features.png", "time_vs_features.png",
+                 "approx_error_vs_features.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = (out / "report.md").read_text()
+    assert "kernelscale bench seed000" in report and "speed-up vs scikit-learn" in report
+    data = json.loads((out / "results.json").read_text())
+    assert data["experiment"] == "seed000" and len(data["records"]) == 5 + 4 * 3
+    assert "Most accurate kernelscale approximate model" in result.stdout
+
+
+def test_bench_errors(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "covtype"])
+    assert "invalid choice" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["bench", "--quick", "--full"])
+    assert "not allowed with" in capsys.readouterr().err
+    assert main(["bench", "a9a", "--data-dir", "/nonexistent/dir", "--no-progress"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "bench"])
+def test_subcommand_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "usage: kernelscale " + command in capsys.readouterr().out
