@@ -157,3 +157,29 @@ def test_peak_memory_respects_budget(peak_memory):
     with peak_memory() as meter:
         pairwise_kernel(big, landmarks, gamma=0.02, memory_budget=64 * 2**20, out=out)
     assert meter.peak > 4 * budget  # the budget, not luck, kept the first call small
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_narrow_kernels_in_float32_have_no_subnormal_values(kernel):
+    # a narrow kernel in float32 underflows; subnormal values slow every later GEMM
+    # several times on x86, so values below sqrt(tiny) are exactly 0 instead
+    from sklearn.metrics import pairwise
+
+    from kernelscale import Nystroem
+    from kernelscale.kernels._blocks import _PreparedKernel, tiny_floor
+
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(300, 60)), rng.normal(size=(200, 60))
+    gamma = 0.8 if kernel == "rbf" else 1.4  # typical exponents near float32 underflow
+    prepared = _PreparedKernel(kernel, Y, gamma=gamma, degree=None, coef0=None,
+                               kernel_params=None, dtype=np.float32)
+    K = np.empty((300, 200), dtype=np.float32)
+    prepared.evaluate(X.astype(np.float32), K)
+    tiny = np.finfo(np.float32).tiny
+    assert np.sum((K != 0) & (np.abs(K) < tiny)) == 0
+    assert np.sum(K == 0) > 0 and np.all(K[K != 0] >= tiny_floor(np.float32))
+    exact = getattr(pairwise, f"{kernel}_kernel")(X, Y, gamma=gamma)
+    np.testing.assert_allclose(K, exact, atol=2e-7, rtol=1e-4)
+    Z = Nystroem(n_components=150, kernel=kernel, gamma=gamma, random_state=0).fit(Y) \
+        .transform(X)
+    assert Z.dtype == np.float32 and np.sum((Z != 0) & (np.abs(Z) < tiny)) == 0

@@ -16,7 +16,7 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import check_kernel, kernel_arguments, pairwise_kernel
-from ..kernels._blocks import _PreparedKernel
+from ..kernels._blocks import _PreparedKernel, flush_tiny
 from ._base import _FeatureMap
 from ._landmarks import SAMPLINGS, select_landmarks
 
@@ -261,7 +261,9 @@ class Nystroem(_FeatureMap):
             degree=args.get("degree"), coef0=args.get("coef0"),
             kernel_params=args.get("kernel_params"), dtype=dtype,
         )
-        return {"kernel": prepared, "normalization": self.normalization_.astype(dtype)}
+        # tiny entries would make subnormal products that slow every TRMM / GEMM
+        normalization = flush_tiny(self.normalization_.astype(dtype))
+        return {"kernel": prepared, "normalization": normalization}
 
     def _bytes_per_row(self, X, state):
         per_row = state["kernel"].bytes_per_row(X)
