@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from . import __version__
 from ._config import config_context
-from .bench import EXPERIMENTS, build_experiment, run_experiment, write_report
+from .bench import EXPERIMENTS, build_experiment, highlights, run_experiment, write_report
 from .bench.approx import DEFAULT_MAPS, DEFAULT_SIZES, plot_approx, run_approx_experiment
 from .datasets import DATASETS, guess_format, load_data, make_seed000_problem
 from .feature_maps import FEATURE_MAPS
@@ -484,15 +484,21 @@ def _read_model(args):
     return model, header, spec
 
 
-def _run_predict(args):
-    model, _, spec = _read_model(args)
+def _predict_file(args, *, need_labels):
+    """Read MODEL and DATA, predict; what predict and evaluate share."""
+    model, header, spec = _read_model(args)
     with _budget(args), _stages(["loading data", "predicting"], args.no_progress) as advance:
-        X, _ = _load_for_model(args.data, model, spec, args.data_dir, need_labels=False)
+        X, y = _load_for_model(args.data, model, spec, args.data_dir, need_labels=need_labels)
         advance("predicting")
         start = time.perf_counter()
         pred = model.predict(X)
         seconds = time.perf_counter() - start
         advance()
+    return model, header, X, y, pred, seconds
+
+
+def _run_predict(args):
+    _, _, _, _, pred, seconds = _predict_file(args, need_labels=False)
     text = "".join(_format_label(v) + "\n" for v in pred)
     if args.output:
         Path(args.output).write_text(text)
@@ -519,14 +525,7 @@ def _add_evaluate(subparsers):
 def _run_evaluate(args):
     from sklearn.metrics import confusion_matrix
 
-    model, header, spec = _read_model(args)
-    with _budget(args), _stages(["loading data", "predicting"], args.no_progress) as advance:
-        X, y = _load_for_model(args.data, model, spec, args.data_dir, need_labels=True)
-        advance("predicting")
-        start = time.perf_counter()
-        pred = model.predict(X)
-        seconds = time.perf_counter() - start
-        advance()
+    model, header, X, y, pred, seconds = _predict_file(args, need_labels=True)
     labels = np.unique(np.concatenate([np.asarray(model.classes_), np.unique(y)])) \
         if np.asarray(y).dtype.kind == np.asarray(model.classes_).dtype.kind else \
         np.asarray(model.classes_)
@@ -599,10 +598,8 @@ def _run_bench(args):
             result = run_experiment(experiment, repeats=args.repeats, progress=progress,
                                     command=command)
         paths = write_report(result, Path(args.out) / name)
-        report = paths["report"].read_text()
-        highlights = report.split("## Highlights", 1)[1].split("##", 1)[0].strip()
         print(f"# {name}: {result['title']} ({result['wall_s']:.0f} s)")
-        print(highlights)
+        print("\n".join(highlights(result)))
         print(f"report: {paths['report']}")
         print("plots: " + ", ".join(str(v) for k, v in paths.items()
                                     if k not in ("report", "results")))

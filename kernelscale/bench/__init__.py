@@ -1,10 +1,19 @@
 """Experiments that produce records (JSON-able dicts), and plots drawn from records only."""
 
-from ._runner import Experiment, Method, machine, run_experiment, timed, write_report
+from ._runner import (
+    Experiment,
+    Method,
+    highlights,
+    machine,
+    run_experiment,
+    timed,
+    write_report,
+)
 from .approx import DEFAULT_MAPS, plot_approx, run_approx_experiment
 from .experiments import EXPERIMENTS, build_experiment
 
 __all__ = [
-    "DEFAULT_MAPS", "EXPERIMENTS", "Experiment", "Method", "build_experiment", "machine",
+    "DEFAULT_MAPS", "EXPERIMENTS", "Experiment", "Method", "build_experiment", "highlights",
+    "machine",
     "plot_approx", "run_approx_experiment", "run_experiment", "timed", "write_report",
 ]

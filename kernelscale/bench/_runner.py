@@ -26,7 +26,8 @@ from matplotlib.figure import Figure
 
 from ..feature_maps import kernel_approximation_error
 
-__all__ = ["Method", "Experiment", "machine", "timed", "run_experiment", "write_report"]
+__all__ = ["Method", "Experiment", "highlights", "machine", "timed", "run_experiment",
+           "write_report"]
 
 _EVAL_SEED = 2_147_483_629
 KERNELSCALE, SKLEARN = "kernelscale", "scikit-learn"
@@ -268,7 +269,8 @@ def _table(records, all_records, *, train):
     return lines
 
 
-def _highlights(result):
+def highlights(result):
+    """The report's highlight lines (markdown bullets) for a :func:`run_experiment` result."""
     records = result["records"]
     refs = [r for r in records if r["kind"] == "reference"]
     sweep = [r for r in records if r["kind"] == "sweep"]
@@ -363,7 +365,7 @@ def write_report(result, out_dir):
         "||K - ZZ^T||_F / ||K||_F on test rows.",
     ]
     lines += [f"- {note}" for note in result["notes"]]
-    lines += ["", "## Highlights", "", *_highlights(result), "",
+    lines += ["", "## Highlights", "", *highlights(result), "",
               "## Reference models", "", *_table(refs, records, train=train)]
     if result.get("highlight"):
         picks = [r for r in records if r["kind"] == "sweep"
