@@ -109,12 +109,32 @@ def resolve_dtype(dtype, input_dtype):
     return dt
 
 
+CHUNKED_ESTIMATORS = (
+    "LinearSVC, ApproxKernelSVC (squared hinge), ApproxKernelRidge, ApproxKernelRidgeClassifier, "
+    "KernelLogisticRegression, NystromKernelRidge, NystromKernelRidgeClassifier, ApproxKernelPCA, "
+    "DoublySGDSVC"
+)
+
+
+def refuse_chunked(estimator, X):
+    """Raise when a dask array or a chunked data set reaches code that needs it in memory."""
+    from ._sources import is_dask_array
+
+    if is_dask_array(X) or getattr(X, "_kernelscale_chunked", False):
+        raise TypeError(
+            f"{type(estimator).__name__} needs its data in memory here and got "
+            f"{type(X).__name__}; load it (X.compute() for dask), or fit one of the "
+            f"estimators that take chunked data: {CHUNKED_ESTIMATORS}."
+        )
+
+
 def check_X(estimator, X, *, reset, accept_sparse="csr"):
     """Validate a feature matrix for ``estimator`` (2-D, finite, non-empty, float).
 
     ``reset=True`` (in ``fit``) records ``n_features_in_``; ``reset=False`` (at
     predict / transform time) checks that the feature count matches it.
     """
+    refuse_chunked(estimator, X)
     return validate_data(
         estimator,
         X,
@@ -126,6 +146,7 @@ def check_X(estimator, X, *, reset, accept_sparse="csr"):
 
 def check_X_y(estimator, X, y, *, reset=True, multi_output=False, y_numeric=False):
     """Validate ``X`` (as :func:`check_X`) and ``y`` (1-D, same length, finite)."""
+    refuse_chunked(estimator, X)
     X, y = validate_data(
         estimator, X, y, accept_sparse="csr", dtype=(np.float64, np.float32),
         reset=reset, multi_output=multi_output, y_numeric=y_numeric,

@@ -25,7 +25,14 @@ from . import __version__
 from ._config import config_context
 from .bench import EXPERIMENTS, build_experiment, highlights, run_experiment, write_report
 from .bench.approx import DEFAULT_MAPS, DEFAULT_SIZES, plot_approx, run_approx_experiment
-from .datasets import DATASETS, guess_format, load_data, make_seed000_problem
+from .datasets import (
+    DATASETS,
+    ChunkedDataset,
+    guess_format,
+    load_data,
+    make_seed000_problem,
+    open_chunks,
+)
 from .feature_maps import FEATURE_MAPS
 from .models import (
     ApproxKernelRidgeClassifier,
@@ -224,8 +231,8 @@ def _key_value(text):
 
 
 def _add_data_options(p):
-    p.add_argument("--format", choices=("auto", "svmlight", "csv", "npz"), default=None,
-                   help="data format (default: by suffix; .csv/.tsv CSV, .npz NumPy, "
+    p.add_argument("--format", choices=("auto", "svmlight", "csv", "npz", "npy"), default=None,
+                   help="data format (default: by suffix; .csv/.tsv CSV, .npz / .npy NumPy, "
                         "otherwise svmlight; .gz/.bz2 allowed)")
     p.add_argument("--label-column", type=_label_column, default=None,
                    help="CSV label column: index (negative from the end) or header name "
@@ -397,6 +404,12 @@ def _add_fit(subparsers):
     p.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="model file to write (replaced atomically)")
     p.add_argument("--verbose", action="store_true", help="the solver's own progress output")
+    p.add_argument("--stream", action="store_true",
+                   help="read TRAIN (and TEST) in chunks instead of loading it: for data "
+                        "larger than memory; the fit keeps to --memory-budget (models: "
+                        f"{', '.join(_STREAM_MODELS)})")
+    p.add_argument("--chunk-rows", type=_positive_int, default=None, metavar="N",
+                   help="rows per chunk with --stream (default: sized from --memory-budget)")
     _add_data_options(p)
     p.set_defaults(func=_run_fit)
 
@@ -409,6 +422,10 @@ def _run_fit(args):
     if not (output.parent if str(output.parent) else Path(".")).is_dir():
         raise FileNotFoundError(f"-o {args.output}: directory {str(output.parent)!r} does not "
                                 "exist.")
+    if args.stream:
+        return _run_fit_stream(args, estimator, output)
+    if args.chunk_rows is not None:
+        raise ValueError("--chunk-rows applies to --stream fits only; add --stream.")
     spec = _data_spec(args)
     stages = ["loading training data"] + (["loading test data"] if args.test else []) + \
         [f"fitting {type(estimator).__name__}", "scoring", "writing model file"]
@@ -453,6 +470,102 @@ def _run_fit(args):
     print(f"model: {estimator!r}")
     print(f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s "
           f"({X_eval.shape[0]} rows), load {timings['load_s']:.2f} s")
+    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
+    print(f"model written to {output}")
+    return 0
+
+
+_STREAM_MODELS = ("approx-svc", "linear-svc", "ridge", "logistic", "falkon", "dsgd")
+
+
+class _CountedChunks(ChunkedDataset):
+    """A chunked data set that moves a progress bar as its chunks are read, pass after pass."""
+
+    def __init__(self, inner, bar):
+        super().__init__(inner.chunk_rows)
+        self.inner, self.bar = inner, bar
+        self.n_features, self.has_labels = inner.n_features, inner.has_labels
+        self._n_samples, self.passes = inner._n_samples, 0
+
+    def _chunks(self):
+        self.passes += 1
+        self.bar.set_description_str(f"pass {self.passes}")
+        self.bar.reset(total=self._n_samples)
+        for X, y in self.inner._chunks():
+            yield X, y
+            self.bar.update(X.shape[0])
+
+    def head(self, n_rows):
+        return self.inner.head(n_rows)
+
+    def classes(self):
+        return self.inner.classes()
+
+
+def _open_stream(source, args, n_features=None):
+    path = Path(str(source))
+    if not path.is_file():
+        raise FileNotFoundError(f"--stream reads files: no file {str(source)!r} (named data "
+                                "sets fit in memory; drop --stream for them).")
+    fmt = args.format or "auto"
+    label_column = -1 if args.label_column is None else args.label_column
+    return open_chunks(path, format=fmt, chunk_rows=args.chunk_rows, label_column=label_column,
+                       n_features=n_features, memory_budget=args.memory_budget)
+
+
+def _stream_accuracy(estimator, data):
+    hits = total = 0
+    for X, y in data:
+        hits += int(np.sum(estimator.predict(X) == y))
+        total += X.shape[0]
+    return hits / total, total
+
+
+def _run_fit_stream(args, estimator, output):
+    if args.model not in _STREAM_MODELS:
+        raise ValueError(f"--stream is not available for --model {args.model}; use one of "
+                         f"{', '.join(_STREAM_MODELS)}.")
+    spec = _data_spec(args)
+    if spec["format"] == "npz":
+        raise ValueError("--stream cannot read .npz archives; save the data as .npy "
+                         "(np.save(path, np.column_stack([X, y]))) and stream that.")
+    train = _open_stream(args.train, args, n_features=args.n_features)
+    test = _open_stream(args.test, args, n_features=train.n_features) if args.test else None
+    if test is not None and test.n_features != train.n_features:
+        raise ValueError(f"{args.test} has {test.n_features} features but {args.train} has "
+                         f"{train.n_features}.")
+    timings = {}
+    bar = tqdm(total=train._n_samples, unit="row", unit_scale=True, disable=args.no_progress,
+               file=sys.stderr, desc="pass 1")
+    counted = _CountedChunks(train, bar)
+    with _budget(args), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start = time.perf_counter()
+        try:
+            estimator.fit(counted)
+        finally:
+            bar.close()
+        timings["fit_s"] = time.perf_counter() - start
+        start = time.perf_counter()
+        accuracy, n_eval = _stream_accuracy(estimator, test if test is not None else train)
+        timings["predict_s"] = time.perf_counter() - start
+        metadata = {
+            "model": args.model, "params": _json_safe(estimator.get_params()),
+            "data": {**spec, "source": str(args.train), "n_samples": int(train.n_samples),
+                     "n_features": int(train.n_features), "streamed": True,
+                     "chunk_rows": int(train.chunk_rows)},
+            "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
+            **{k: float(v) for k, v in timings.items()},
+            "command": "kernelscale " + " ".join(shlex.quote(a) for a in args.argv),
+        }
+        save_model(estimator, output, metadata=metadata)
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"kernelscale: warning: {message}", file=sys.stderr)
+    print(f"train: {args.train}: {train.n_samples} rows x {train.n_features} features, "
+          f"streamed in chunks of {train.chunk_rows} rows, {counted.passes} passes, "
+          f"{len(estimator.classes_)} classes")
+    print(f"model: {estimator!r}")
+    print(f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s ({n_eval} rows)")
     print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
     print(f"model written to {output}")
     return 0

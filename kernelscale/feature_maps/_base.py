@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._sources import dask_map_rows, is_dask_array
 from .._validation import check_X, iter_row_blocks, resolve_dtype, resolve_memory_budget
 
 
@@ -61,6 +62,8 @@ class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
             None). ``Z @ Z.T`` approximates the kernel matrix of ``X``.
         """
         check_is_fitted(self)
+        if is_dask_array(X):
+            return self._dask_transform(X)
         X = check_X(self, X, reset=False)
         dtype = resolve_dtype(self.dtype, X.dtype)
         out = np.empty((X.shape[0], self._n_features_out), dtype=dtype)
@@ -71,6 +74,14 @@ class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         for start, stop in iter_row_blocks(X.shape[0], per_row, budget, what=what):
             self._transform_rows(X, start, stop, out[start:stop], state)
         return out
+
+    def _dask_transform(self, X):
+        """Lazy transform of a dask array: one ``transform`` per row block (map sent once)."""
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[-1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input.")
+        dtype = resolve_dtype(self.dtype, X.dtype)
+        return dask_map_rows(self, "transform", X, self._n_features_out, dtype=dtype)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -20,6 +20,7 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import resolve_gamma
+from ._chunked import MAP_SAMPLE_ROWS, chunked_source, source_classes
 from ._multiclass import (
     ClassifierShell,
     balanced_factors,
@@ -204,13 +205,17 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Train from scratch for ``max_iter`` iterations.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -218,14 +223,47 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         self : DoublySGDSVC
         """
         self._check_params()
-        X, y = check_X_y(self, X, y)
         for attr in ("coef_", "_state"):
             if hasattr(self, attr):
                 delattr(self, attr)
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            return self._fit_source(source)
+        X, y = check_X_y(self, X, y)
         self.classes_, y_index = encode_labels(y)
         self._start(X, self.classes_)
         self._run(X, y_index, check_sample_weight(sample_weight, X.shape[0]), self.max_iter,
                   shuffle=True)
+        return self
+
+    def _fit_source(self, source):
+        """``max_iter`` iterations cycling over the chunks of a row source, one at a time.
+
+        The online algorithm is sequential: chunks are brought into this process
+        in turn (dask blocks are computed one by one). The penalty uses the total
+        number of rows, as ``fit`` on the whole data does.
+        """
+        source_classes(self, source)
+        self.n_features_in_ = int(source.n_features)
+        X_sample, _ = source.head(MAP_SAMPLE_ROWS, self.random_state)
+        self._start(X_sample, self.classes_)
+        remaining, epoch = int(self.max_iter), 0
+        while remaining > 0:
+            for X, y, w in source.iter_chunks():
+                X, y = check_X_y(self, X, y, reset=False)
+                unknown = ~np.isin(y, self.classes_)
+                if unknown.any():
+                    raise ValueError(f"y holds labels {np.unique(y[unknown]).tolist()} that a "
+                                     "first pass over the data did not find.")
+                steps = min(remaining, math.ceil(X.shape[0] / self._batch_size_for(X)))
+                if epoch > 0:
+                    self._state["n_seen"] -= X.shape[0]  # counted in the first epoch
+                self._run(X, np.searchsorted(self.classes_, y),
+                          check_sample_weight(w, X.shape[0]), steps, shuffle=True)
+                remaining -= steps
+                if remaining == 0:
+                    break
+            epoch += 1
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):

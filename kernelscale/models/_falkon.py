@@ -19,8 +19,15 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..feature_maps._landmarks import SAMPLINGS, select_landmarks
-from ..kernels import kernel_arguments
-from ..solvers import falkon, kernel_expansion
+from ..kernels import kernel_arguments, pairwise_kernel
+from ..solvers import ChunkedKernelOperator, falkon, falkon_solve, kernel_expansion
+from ._chunked import (
+    MAP_SAMPLE_ROWS,
+    LabelEncoder,
+    chunked_source,
+    class_factors,
+    source_classes,
+)
 from ._multiclass import (
     ClassifierShell,
     RegressorShell,
@@ -99,54 +106,110 @@ class _NystromKernelRidgeBase(BaseEstimator):
             return AUTO_PENALTY * weight_total
         return check_float("alpha", self.alpha, min_value=0.0)
 
+    def _solver_params(self):
+        check_option("centers", self.centers, SAMPLINGS)
+        if not isinstance(self.preconditioner, (bool, np.bool_)):
+            raise TypeError(f"preconditioner must be True or False, got {self.preconditioner!r}.")
+        return {"maxiter": check_int("maxiter", self.maxiter, min_value=1),
+                "tol": check_float("tol", self.tol, min_value=0.0),
+                "verbose": check_int("verbose", self.verbose, min_value=0),
+                "budget": resolve_memory_budget(self.memory_budget)}
+
+    def _say(self, text):
+        print(f"[{type(self).__name__}] {text}", flush=True)
+
     def _solve(self, X, Y, sample_weight, callback=None):
         """Select centres, run FALKON, set the fitted attributes."""
         start = time.perf_counter()
-        check_option("centers", self.centers, SAMPLINGS)
-        maxiter = check_int("maxiter", self.maxiter, min_value=1)
-        tol = check_float("tol", self.tol, min_value=0.0)
-        if not isinstance(self.preconditioner, (bool, np.bool_)):
-            raise TypeError(f"preconditioner must be True or False, got {self.preconditioner!r}.")
+        p = self._solver_params()
         dtype = resolve_dtype(self.dtype, X.dtype)
-        budget = resolve_memory_budget(self.memory_budget)
-        verbose = check_int("verbose", self.verbose, min_value=0)
         weight_total = float(sample_weight.sum())
         alpha = self._alpha(weight_total)
         kernel_args = kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
                                        coef0=self.coef0, kernel_params=self.kernel_params)
-        m = self._n_centers(X.shape[0], budget, dtype.itemsize)
+        m = self._n_centers(X.shape[0], p["budget"], dtype.itemsize)
         rng = check_random_state(self.random_state)
         centers, indices = select_landmarks(X, m, self.centers, rng, kernel_args=kernel_args,
-                                            memory_budget=budget)
-        if verbose:
-            print(f"[{type(self).__name__}] n={X.shape[0]} centres={m} ({self.centers}) "
-                  f"alpha={alpha:.4g} targets={Y.shape[1]}; centres chosen in "
-                  f"{time.perf_counter() - start:.2f} s", flush=True)
+                                            memory_budget=p["budget"])
+        if p["verbose"]:
+            self._say(f"n={X.shape[0]} centres={m} ({self.centers}) alpha={alpha:.4g} "
+                      f"targets={Y.shape[1]}; centres chosen in "
+                      f"{time.perf_counter() - start:.2f} s")
         unit = np.all(sample_weight == 1.0)
         beta, info = falkon(
             X, Y, centers, kernel_args, alpha=alpha, center_indices=indices,
-            weights=None if unit else sample_weight, maxiter=maxiter, tol=tol,
-            preconditioner=self.preconditioner, dtype=dtype, memory_budget=budget,
-            verbose=verbose, callback=callback,
+            weights=None if unit else sample_weight, maxiter=p["maxiter"], tol=p["tol"],
+            preconditioner=self.preconditioner, dtype=dtype, memory_budget=p["budget"],
+            verbose=p["verbose"], callback=callback,
         )
+        self._set_solution(centers, indices, beta, info, alpha, kernel_args, dtype, p, start)
+
+    def _solve_source(self, source, classifier, callback=None):
+        """FALKON on a row source: every CG iteration is one pass over the chunks."""
+        start = time.perf_counter()
+        p = self._solver_params()
+        if classifier:
+            balanced = isinstance(self.class_weight, str)
+            totals = source_classes(self, source, need_weights=True)
+            factors = class_factors(self.class_weight, self.classes_)
+            if balanced:
+                factors = totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
+            encoder = LabelEncoder(self.classes_, "plus_minus", factors=factors)
+            n_rows = int(round(totals.sum()))
+        else:
+            _, y_sample = source.head(2)
+            if y_sample is None:
+                raise ValueError("These data have no labels; a regressor needs targets.")
+            self._single_target = np.ndim(y_sample) == 1
+            encoder = LabelEncoder(None, "regression")
+            n_rows = source.n_rows
+        self.n_features_in_ = int(source.n_features)
+        itemsize = np.dtype(self.dtype or np.float64).itemsize
+        m = self._n_centers(n_rows, p["budget"], itemsize)
+        X_sample, _ = source.head(max(MAP_SAMPLE_ROWS, 2 * m), self.random_state)
+        dtype = resolve_dtype(self.dtype, X_sample.dtype)
+        kernel_args = kernel_arguments(self.kernel, X_sample, gamma=self.gamma,
+                                       degree=self.degree, coef0=self.coef0,
+                                       kernel_params=self.kernel_params)
+        rng = check_random_state(self.random_state)
+        centers, _ = select_landmarks(X_sample, m, self.centers, rng, kernel_args=kernel_args,
+                                      memory_budget=p["budget"])
+        operator = ChunkedKernelOperator(source, encoder, centers, kernel_args, dtype,
+                                         p["budget"])
+        rhs, weight_total = operator.targets()
+        alpha = self._alpha(weight_total)
+        if p["verbose"]:
+            self._say(f"n={n_rows} (chunked) centres={m} ({self.centers}, from "
+                      f"{X_sample.shape[0]} sampled rows) alpha={alpha:.4g}")
+        K_mm = pairwise_kernel(np.asarray(centers, dtype=dtype), **kernel_args,
+                               memory_budget=p["budget"])
+        beta, info = falkon_solve(
+            operator, K_mm, rhs / weight_total, lam=alpha / weight_total,
+            weight_total=weight_total, maxiter=p["maxiter"], tol=p["tol"],
+            preconditioner=self.preconditioner, dtype=dtype, verbose=p["verbose"],
+            callback=callback)
+        self._set_solution(centers, None, beta, info, alpha, kernel_args, dtype, p, start)
+        return self
+
+    def _set_solution(self, centers, indices, beta, info, alpha, kernel_args, dtype, p, start):
         if not info["converged"]:
             warnings.warn(
-                f"Conjugate gradient stopped at maxiter={maxiter} with relative residual "
-                f"{info['residuals'][-1].max():.2e} > tol={tol:g}; increase maxiter or tol "
+                f"Conjugate gradient stopped at maxiter={p['maxiter']} with relative residual "
+                f"{info['residuals'][-1].max():.2e} > tol={p['tol']:g}; increase maxiter or tol "
                 "(a few tens of iterations usually reach the best test accuracy).",
-                ConvergenceWarning, stacklevel=3,
+                ConvergenceWarning, stacklevel=4,
             )
         self.centers_ = np.asarray(centers, dtype=dtype)
         self.center_indices_ = indices
         self.dual_coef_ = beta.T.copy()
         self.alpha_ = alpha
-        self.n_centers_ = m
+        self.n_centers_ = centers.shape[0]
         self.n_iter_ = info["n_iter"]
-        self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], Y.shape[1])
+        self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], beta.shape[1])
         self.kernel_args_ = kernel_args
-        if verbose:
-            print(f"[{type(self).__name__}] fitted in {time.perf_counter() - start:.2f} s "
-                  f"({self.n_iter_} CG iterations)", flush=True)
+        if p["verbose"]:
+            self._say(f"fitted in {time.perf_counter() - start:.2f} s "
+                      f"({self.n_iter_} CG iterations)")
 
     def _raw_scores(self, X, budget):
         return kernel_expansion(X, self.centers_, self.kernel_args_, self.dual_coef_.T,
@@ -243,19 +306,26 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
     True
     """
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Choose centres and solve for their coefficients.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets), default=None
+            Required unless ``X`` is a ChunkedDataset.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         self : NystromKernelRidge
         """
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            return self._solve_source(source, classifier=False)
         self._solve(*self._regression_data(X, y, sample_weight))
         return self
 
@@ -303,13 +373,17 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
         )
         self.class_weight = class_weight
 
-    def fit(self, X, y, sample_weight=None, *, callback=None):
+    def fit(self, X, y=None, sample_weight=None, *, callback=None):
         """Choose centres and solve for every class's coefficients in one CG run.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
         sample_weight : array-like of shape (n_samples,), default=None
         callback : callable, default=None
             ``callback(iteration, beta)`` after each CG iteration, with the
@@ -320,6 +394,9 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
         -------
         self : NystromKernelRidgeClassifier
         """
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            return self._solve_source(source, classifier=True, callback=callback)
         X, y_index, weights = classifier_data(self, X, y, sample_weight)
         self._solve(X, plus_minus_targets(y_index, len(self.classes_)), weights, callback)
         return self

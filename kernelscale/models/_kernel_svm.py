@@ -11,7 +11,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
+from .._sources import is_dask_array
+
 from .._validation import (
+    refuse_chunked,
     check_float,
     check_int,
     check_option,
@@ -229,6 +232,7 @@ default="rbf"
         -------
         self : KernelSVC
         """
+        refuse_chunked(self, X)
         C, tol, max_iter = self._validate_params()
         X, y = validate_data(
             self, X, y, accept_sparse=False if self._precomputed else "csr",
@@ -372,7 +376,8 @@ default="rbf"
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        if self.decision_function_shape != "ovo" or len(getattr(self, "classes_", ())) <= 2:
+        if self.decision_function_shape != "ovo" or len(getattr(self, "classes_", ())) <= 2 \
+                or is_dask_array(X):
             return super().predict(X)
         scores = self.decision_function(X)
         return self.classes_[np.argmax(ovo_votes(scores, len(self.classes_)), axis=1)]

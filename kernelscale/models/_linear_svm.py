@@ -27,6 +27,7 @@ from ..solvers import (
     subgradient_descent,
     weighted_gram,
 )
+from ._chunked import chunked_source, fit_svm_chunked
 from ._multiclass import ClassifierShell, base_weights, encode_labels, linear_scores, ovr_targets
 
 __all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator"]
@@ -155,6 +156,9 @@ def fit_svm_estimator(est, X, y, sample_weight, features):
     None trains on ``X`` itself. Sets ``classes_``, ``coef_``, ``intercept_`` and
     ``n_iter_`` on ``est`` and returns it.
     """
+    source = chunked_source(est, X, y, sample_weight)
+    if source is not None:
+        return fit_svm_chunked(est, source, check_svm_params(est), mapped=features is not None)
     X, y = check_X_y(est, X, y)
     params = check_svm_params(est)
     est.classes_, y_index = encode_labels(y)
@@ -276,14 +280,18 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the linear SVM.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
             float32 input stays float32.
-        y : array-like of shape (n_samples,)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
             Labels of any type.
         sample_weight : array-like of shape (n_samples,), default=None
 

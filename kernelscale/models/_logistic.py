@@ -17,6 +17,7 @@ from .._validation import (
 )
 from ..solvers import LogisticProblem, fit_logistic
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._chunked import chunked_source, dask_scores, fit_logistic_chunked, is_dask_array
 from ._multiclass import ClassifierShell, classifier_data
 
 __all__ = ["KernelLogisticRegression"]
@@ -100,25 +101,33 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         self.verbose = verbose
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the logistic regression.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         self : KernelLogisticRegression
         """
-        X, y_index, weights = classifier_data(self, X, y, sample_weight)
         C = check_float("C", self.C, min_value=0.0, strict=True)
         multi_class = check_option("multi_class", self.multi_class, ("multinomial", "ovr"))
         solver = check_option("solver", self.solver, ("lbfgs", "newton-cg"))
         tol = check_float("tol", self.tol, min_value=0.0, strict=True)
         max_iter = check_int("max_iter", self.max_iter, min_value=1)
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            return fit_logistic_chunked(self, source, C=C, multi_class=multi_class, tol=tol,
+                                        max_iter=max_iter)
+        X, y_index, weights = classifier_data(self, X, y, sample_weight)
         budget = resolve_memory_budget(self.memory_budget)
         Z = self._fit_features(X)
         n_classes = len(self.classes_)
@@ -163,6 +172,8 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``; rows sum to 1.
         """
+        if is_dask_array(X):
+            return dask_scores(self, "predict_proba", X)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p = expit(scores)

@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._sources import is_dask_array
 from .._validation import (
     check_sample_weight,
     check_X,
@@ -22,6 +23,7 @@ from .._validation import (
     iter_row_blocks,
     resolve_memory_budget,
 )
+from ._chunked import dask_scores
 
 __all__ = [
     "encode_labels", "base_weights", "class_balanced_weights", "plus_minus_targets",
@@ -161,6 +163,8 @@ class ClassifierShell:
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             For two classes, positive scores favour ``classes_[1]``.
         """
+        if is_dask_array(X):
+            return dask_scores(self, "decision_function", X)
         scores = fitted_scores(self, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -175,6 +179,8 @@ class ClassifierShell:
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if is_dask_array(X):
+            return dask_scores(self, "predict", X)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
@@ -202,6 +208,8 @@ class RegressorShell:
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
+        if is_dask_array(X):
+            return dask_scores(self, "predict", X)
         out = fitted_scores(self, X)
         return out.ravel() if self._single_target else out
 

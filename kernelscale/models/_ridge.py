@@ -8,8 +8,9 @@ from .._validation import (
     check_float,
     resolve_memory_budget,
 )
-from ..solvers import accumulate, solve_ridge
+from ..solvers import RidgeStatistics, accumulate, solve_ridge
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._chunked import chunked_source, fit_ridge_chunked, partial_targets
 from ._multiclass import (
     ClassifierShell,
     RegressorShell,
@@ -38,12 +39,33 @@ class _RidgeBase(ApproxKernelMixin, BaseEstimator):
         self.memory_budget = memory_budget
         self.random_state = random_state
 
+    def _alpha(self):
+        return check_float("alpha", self.alpha, min_value=0.0)
+
     def _solve(self, X, Y, sample_weight):
-        alpha = check_float("alpha", self.alpha, min_value=0.0)
+        alpha = self._alpha()
         budget = resolve_memory_budget(self.memory_budget)
         Z = self._fit_features(X)
         stats = accumulate(Z, Y, sample_weight, budget)
+        self._partial = stats
         self.coef_, self.intercept_ = solve_ridge(stats, alpha, self.fit_intercept)
+
+    def _partial_fit(self, X, y, classes, sample_weight, classifier):
+        alpha = self._alpha()
+        budget = resolve_memory_budget(self.memory_budget)
+        first, X, Y, S = partial_targets(self, X, y, classes, sample_weight,
+                                         classifier=classifier)
+        if first:
+            width = self.feature_map_.transform(X[:1]).shape[1]
+            self._partial = RidgeStatistics(width, Y.shape[1])
+        elif Y.shape[1] != self._partial.zy.shape[1]:
+            raise ValueError(f"y has {Y.shape[1]} target(s) but earlier chunks had "
+                             f"{self._partial.zy.shape[1]}.")
+        for start, stop, Z in self._mapped_blocks(X, budget):
+            accumulate(Z, Y[start:stop], S[start:stop], budget, stats=self._partial)
+        # the statistics are exact, so the solve equals fit() on every row seen so far
+        self.coef_, self.intercept_ = solve_ridge(self._partial, alpha, self.fit_intercept)
+        return self
 
     def __sklearn_tags__(self):
         return self._more_tags_sparse(super().__sklearn_tags__())
@@ -89,8 +111,34 @@ class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
     True
     """
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the ridge regression.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : ApproxKernelRidge
+        """
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            return fit_ridge_chunked(self, source, self._alpha(), classifier=False)
+        self._solve(*self._regression_data(X, y, sample_weight))
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """Add a chunk of rows; the result equals ``fit`` on all rows seen so far.
+
+        The first call fits the feature map on its chunk; every call adds the
+        chunk's exact ridge statistics and re-solves (a ``D x D`` Cholesky).
 
         Parameters
         ----------
@@ -102,8 +150,7 @@ class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
         -------
         self : ApproxKernelRidge
         """
-        self._solve(*self._regression_data(X, y, sample_weight))
-        return self
+        return self._partial_fit(X, y, None, sample_weight, classifier=False)
 
 
 class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
@@ -150,20 +197,47 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
         )
         self.class_weight = class_weight
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the least-squares classifier.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         self : ApproxKernelRidgeClassifier
         """
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            return fit_ridge_chunked(self, source, self._alpha(), classifier=True)
         X, y_index, weights = classifier_data(self, X, y, sample_weight)
         Y = plus_minus_targets(y_index, len(self.classes_))
         self._solve(X, Y, weights)
         return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Add a chunk of rows; the result equals ``fit`` on all rows seen so far.
+
+        The first call fits the feature map on its chunk and needs ``classes``;
+        every call adds the chunk's exact ridge statistics and re-solves.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : ApproxKernelRidgeClassifier
+        """
+        return self._partial_fit(X, y, classes, sample_weight, classifier=True)

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from .._validation import resolve_memory_budget
+from ..solvers import SGDState, asgd_pass
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._linear_svm import fit_svm_estimator
+from ._chunked import partial_targets
+from ._linear_svm import _seed, check_svm_params, fit_svm_estimator
 from ._multiclass import ClassifierShell
 
 __all__ = ["ApproxKernelSVC"]
+
+_SGD_BATCH = 256  # rows per SGD step: one GEMM large enough to run at BLAS speed
 
 
 class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseEstimator):
@@ -94,20 +100,73 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         self.verbose = verbose
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the linear SVM on its features.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         self : ApproxKernelSVC
         """
-        return fit_svm_estimator(self, X, y, sample_weight, features=self._fit_features)
+        fit_svm_estimator(self, X, y, sample_weight, features=self._fit_features)
+        # partial_fit after fit goes on from the batch solution, as in scikit-learn
+        bias = check_svm_params(self)["bias"]
+        W = np.vstack([self.coef_.T, (self.intercept_ / bias if bias else
+                                      np.zeros_like(self.intercept_))[None]])
+        n_rows = X.n_samples if hasattr(X, "n_samples") else (
+            X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0])
+        self._partial = SGDState.from_weights(W, n_rows)
+        self._rng = np.random.default_rng(_seed(self.random_state))
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass of averaged SGD over a chunk of rows (online training).
+
+        The first call fits the feature map on its chunk and needs ``classes``.
+        The weights are the running average of SGD iterates on the objective of
+        every row seen so far (``solver`` is not used); call it again on the
+        same chunks for more passes. After ``fit`` it goes on from the batch
+        solution.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            Every label of the stream; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : ApproxKernelSVC
+        """
+        params = check_svm_params(self)
+        budget = resolve_memory_budget(self.memory_budget)
+        first, X, Y, S = partial_targets(self, X, y, classes, sample_weight, classifier=True)
+        if first:
+            width = self.feature_map_.transform(X[:1]).shape[1]
+            self._partial = SGDState(width, Y.shape[1])
+        if not hasattr(self, "_rng"):
+            self._rng = np.random.default_rng(_seed(self.random_state))
+        for start, stop, Z in self._mapped_blocks(X, budget):
+            asgd_pass(self._partial, Z, Y[start:stop], S[start:stop], C=params["C"],
+                      loss=params["loss"], bias=params["bias"], batch_size=_SGD_BATCH,
+                      rng=self._rng)
+        W = self._partial.W_avg
+        d = W.shape[0] - 1
+        self.coef_ = W[:d].T.copy()
+        self.intercept_ = params["bias"] * W[d]
+        self.n_iter_ = self._partial.t
+        return self
 
     def __sklearn_tags__(self):
         return self._more_tags_sparse(super().__sklearn_tags__())

@@ -16,6 +16,7 @@ from .._validation import (
 )
 from ..solvers import accumulate
 from ._approx import ApproxKernelMixin
+from ._chunked import chunked_source, dask_scores, fit_pca_chunked, is_dask_array
 
 __all__ = ["ApproxKernelPCA", "ApproxKernelKMeans"]
 
@@ -110,7 +111,8 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            Chunked input is reduced chunk by chunk (the covariance is a sum).
         y : ignored
 
         Returns
@@ -136,23 +138,30 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
         return self._project(Z)
 
     def _fit(self, X):
-        X = check_X(self, X, reset=True)
-        if X.shape[0] < 2:
-            raise ValueError(
-                f"ApproxKernelPCA needs at least 2 samples to estimate a covariance; got "
-                f"n_samples = {X.shape[0]}."
-            )
         k = check_int("n_components", self.n_components, min_value=1)
-        budget = resolve_memory_budget(self.memory_budget)
-        Z = self._fit_features(X)
-        if k > Z.shape[1]:
+        source = chunked_source(self, X, None, None)
+        if source is not None:
+            stats, Z = fit_pca_chunked(self, source), None
+            width = stats.zz.shape[0]
+        else:
+            X = check_X(self, X, reset=True)
+            budget = resolve_memory_budget(self.memory_budget)
+            Z = self._fit_features(X)
+            width = Z.shape[1]
+        if k > width:
             raise ValueError(
-                f"n_components={k} is more than the {Z.shape[1]} columns of the feature "
+                f"n_components={k} is more than the {width} columns of the feature "
                 "map; lower n_components or raise map_components."
             )
-        stats = accumulate(Z, np.zeros((Z.shape[0], 0)), check_sample_weight(None, len(Z)),
-                           budget)
-        covariance = stats.zz / (Z.shape[0] - 1)
+        if Z is not None:
+            stats = accumulate(Z, np.zeros((Z.shape[0], 0)), check_sample_weight(None, len(Z)),
+                               budget)
+        if stats.weight < 2:
+            raise ValueError(
+                f"ApproxKernelPCA needs at least 2 samples to estimate a covariance; got "
+                f"n_samples = {int(stats.weight)}."
+            )
+        covariance = stats.zz / (stats.weight - 1)
         d = covariance.shape[0]
         values, vectors = scipy.linalg.eigh(covariance, subset_by_index=(d - k, d - 1))
         values, vectors = values[::-1], vectors[:, ::-1]
@@ -182,6 +191,8 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
         -------
         X_new : ndarray of shape (n_samples, n_components)
         """
+        if is_dask_array(X):
+            return dask_scores(self, "transform", X)
         return self._project(self._map(X))
 
 

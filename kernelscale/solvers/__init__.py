@@ -1,20 +1,43 @@
 """Solvers: plain functions on arrays, called by the estimators in ``kernelscale.models``."""
 
 from ._blocked import margins, rmatvec, weighted_gram
+from ._chunked import (
+    chunked_logistic,
+    chunked_ridge,
+    chunked_squared_hinge,
+    feature_blocks,
+    label_weights,
+)
 from ._dual_cd import dual_cd
-from ._falkon import conjugate_gradient, falkon, kernel_expansion
+from ._falkon import (
+    ChunkedKernelOperator,
+    conjugate_gradient,
+    falkon,
+    falkon_solve,
+    kernel_expansion,
+)
 from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_objective
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
+from ._sgd import SGDState, asgd_pass
 from ._subgradient import subgradient_descent
 
 __all__ = [
+    "ChunkedKernelOperator",
     "LogisticProblem",
     "RidgeStatistics",
+    "SGDState",
     "accumulate",
+    "asgd_pass",
+    "chunked_logistic",
+    "chunked_ridge",
+    "chunked_squared_hinge",
+    "feature_blocks",
+    "label_weights",
     "conjugate_gradient",
     "dual_cd",
     "falkon",
+    "falkon_solve",
     "fit_logistic",
     "kernel_expansion",
     "margins",

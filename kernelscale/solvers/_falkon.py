@@ -32,7 +32,8 @@ from ..kernels import pairwise_kernel
 from ..kernels._blocks import _PreparedKernel
 
 __all__ = [
-    "KernelOperator", "FalkonPreconditioner", "conjugate_gradient", "falkon", "kernel_expansion",
+    "KernelOperator", "ChunkedKernelOperator", "FalkonPreconditioner", "conjugate_gradient",
+    "falkon", "falkon_solve", "kernel_expansion",
 ]
 
 # Row blocks of about this many bytes stay in a core's cache between the two
@@ -360,6 +361,21 @@ def falkon(
                                memory_budget=memory_budget)
     Yd = np.asarray(Y, dtype=dtype)
     rhs = operator.normal_apply(None, Yd) / weight_total
+    beta, info = falkon_solve(operator, K_mm, rhs, lam=lam, weight_total=weight_total,
+                              maxiter=maxiter, tol=tol, preconditioner=preconditioner,
+                              dtype=dtype, verbose=verbose, callback=callback)
+    info["kernel_kept"] = operator.kept is not None
+    return beta, info
+
+
+def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, maxiter, tol, preconditioner,
+                 dtype, verbose=0, callback=None):
+    """Preconditioned CG on ``H beta = rhs`` given ``operator.normal_apply(V) = K^T D K V``.
+
+    ``operator`` is a :class:`KernelOperator` or anything with the same
+    ``normal_apply`` (the chunked operator of streamed / dask fits). Returns
+    ``(beta, info)`` as :func:`falkon` does, without ``kernel_kept``.
+    """
     start_time = time.perf_counter()
 
     def report(iteration, x, relative):
@@ -386,10 +402,51 @@ def falkon(
         beta, history, converged = conjugate_gradient(
             system, rhs, maxiter=maxiter, tol=tol, callback=report,
         )
-    return beta, {
-        "n_iter": len(history), "residuals": history, "converged": converged,
-        "kernel_kept": operator.kept is not None,
-    }
+    return beta, {"n_iter": len(history), "residuals": history, "converged": converged}
+
+
+def _normal_part(X, y, w, spec, encode, V, budget):
+    centers, kernel_args, dtype = spec
+    Y, S = encode(y, w)
+    unit = S is None or np.all(S == 1.0)
+    operator = KernelOperator(X, centers, kernel_args, dtype, budget, None if unit else S)
+    if V is None:
+        return operator.normal_apply(None, np.asarray(Y, dtype=dtype)), float(
+            len(Y) if S is None else np.sum(S))
+    return operator.normal_apply(V)
+
+
+class ChunkedKernelOperator:
+    """``K(X, C)^T D K(X, C) V`` summed over the chunks of a row source (one pass each).
+
+    Parameters
+    ----------
+    source : RowSource
+    encode : callable
+        ``encode(y, w) -> (Y, S)``: targets and row weights of a chunk.
+    centers : ndarray of shape (m, n_features)
+    kernel_args : dict
+    dtype : numpy dtype
+    memory_budget : int
+        Bytes for one chunk's kernel blocks.
+    """
+
+    kept = None
+
+    def __init__(self, source, encode, centers, kernel_args, dtype, memory_budget):
+        self.source = source
+        self.encode = encode
+        self.spec = source.share((np.asarray(centers, dtype=dtype), kernel_args, np.dtype(dtype)))
+        self.memory_budget = memory_budget
+
+    def targets(self):
+        """``(K^T D Y, total weight)``: the right-hand side's pass."""
+        return self.source.map_reduce(
+            _normal_part, (self.spec, self.encode, None, self.memory_budget))
+
+    def normal_apply(self, V):
+        return self.source.map_reduce(
+            _normal_part, (self.spec, self.encode, np.asarray(V), self.memory_budget))
 
 
 def kernel_expansion(X, centers, kernel_args, coef, *, dtype, memory_budget):

@@ -20,7 +20,7 @@ from scipy.special import expit, log_expit, logsumexp
 
 from .._validation import iter_row_blocks, sparse_row_bytes
 
-__all__ = ["LogisticProblem", "fit_logistic"]
+__all__ = ["LogisticProblem", "fit_logistic", "penalised"]
 
 
 class LogisticProblem:
@@ -87,6 +87,14 @@ class LogisticProblem:
         if self._cache_fx is not None and np.array_equal(self._cache_fx[0], x):
             return self._cache_fx[1], self._cache_fx[2].copy()
         coef, intercept = self.unpack(x)
+        loss, grad_coef, grad_b = self.data_terms(coef, intercept)
+        f, grad = penalised(loss, grad_coef, grad_b, coef, self.total, self.C,
+                            self.fit_intercept)
+        self._cache_fx = (x.copy(), f, grad.copy())
+        return f, grad
+
+    def data_terms(self, coef, intercept):
+        """Unscaled ``(sum_i s_i loss_i, d/dcoef, d/dintercept)`` over these rows."""
         coef_z = coef.astype(self.Z.dtype)
         loss = 0.0
         grad_coef = np.zeros((self.d, self.k))
@@ -97,15 +105,7 @@ class LogisticProblem:
             loss += block_loss
             grad_coef += np.asarray(Zb.T @ G.astype(self.Z.dtype), dtype=np.float64)
             grad_b += G.sum(axis=0)
-        scale = 1.0 / self.total
-        penalty = 1.0 / (self.C * self.total)
-        f = scale * loss + 0.5 * penalty * float(np.sum(coef * coef))
-        grad = np.empty((self.d + 1, self.k))
-        grad[: self.d] = scale * grad_coef + penalty * coef
-        grad[self.d] = scale * grad_b if self.fit_intercept else 0.0
-        grad = grad.ravel()
-        self._cache_fx = (x.copy(), f, grad.copy())
-        return f, grad
+        return loss, grad_coef, grad_b
 
     def _curvature(self, x):
         """Per-block probabilities at ``x`` (cached for the Hessian products at ``x``)."""
@@ -146,6 +146,18 @@ class LogisticProblem:
         out[: self.d] = scale * out_coef + coef_v / (self.C * self.total)
         out[self.d] = scale * out_b if self.fit_intercept else 0.0
         return out.ravel()
+
+
+def penalised(loss, grad_coef, grad_b, coef, total, C, fit_intercept):
+    """The scaled objective and its flat gradient from the data terms of all rows."""
+    d, k = coef.shape
+    scale = 1.0 / total
+    penalty = 1.0 / (C * total)
+    f = scale * loss + 0.5 * penalty * float(np.sum(coef * coef))
+    grad = np.empty((d + 1, k))
+    grad[:d] = scale * grad_coef + penalty * coef
+    grad[d] = scale * grad_b if fit_intercept else 0.0
+    return f, grad.ravel()
 
 
 def _progress(intermediate_result):

@@ -61,9 +61,13 @@ class RidgeStatistics:
         mean_z = np.asarray(s.astype(Z.dtype) @ Z, dtype=np.float64) / weight
         mean_y = (s @ Y) / weight
         centred = Z - mean_z.astype(Z.dtype)
-        root = np.sqrt(s).astype(Z.dtype)
-        scaled = centred * root[:, None]
-        zz = np.asarray(scaled.T @ scaled, dtype=np.float64)
+        if np.all(s == s[0]):
+            # equal weights (the usual case): scale the small product, not a copy of Z
+            zz = s[0] * np.asarray(centred.T @ centred, dtype=np.float64)
+        else:
+            root = np.sqrt(s).astype(Z.dtype)
+            scaled = centred * root[:, None]
+            zz = np.asarray(scaled.T @ scaled, dtype=np.float64)
         zy = np.asarray(centred.T @ (s[:, None] * (Y - mean_y)).astype(Z.dtype), dtype=np.float64)
         return self.merge(weight, mean_z, mean_y, zz, zy)
 

@@ -1,9 +1,4 @@
-"""Data: the synthetic problems of the seeds and loaders for the real data sets.
-
-Real data are never shipped with the package: loaders take a path, or find the
-named data sets under a data directory (``data_dir=``, the ``KERNELSCALE_DATA``
-environment variable, or ``../shared/datasets`` beside the project when present).
-"""
+"""Whole-file loaders, the named data sets and the synthetic problems."""
 
 from __future__ import annotations
 
@@ -20,7 +15,7 @@ from sklearn.datasets import load_svmlight_file, make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from ._validation import csr_int32
+from .._validation import csr_int32
 
 __all__ = [
     "DATASETS", "data_dir", "load_svmlight", "load_csv", "load_npz", "load_a9a",
@@ -28,7 +23,7 @@ __all__ = [
     "make_seed000_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
 ]
 
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def data_dir(path=None):
@@ -477,17 +472,17 @@ def load_dataset(name, data_directory=None):
     return DATASETS[name][0](data_directory)
 
 
-_FORMATS = ("auto", "svmlight", "csv", "npz")
+_FORMATS = ("auto", "svmlight", "csv", "npz", "npy")
 
 
 def guess_format(path):
-    """The data format :func:`load_data` reads ``path`` as: "csv", "npz" or "svmlight".
+    """The data format :func:`load_data` reads ``path`` as: "csv", "npz", "npy" or "svmlight".
 
     Examples
     --------
     >>> from kernelscale.datasets import guess_format
-    >>> guess_format("train.csv.gz"), guess_format("a9a.t"), guess_format("x.npz")
-    ('csv', 'svmlight', 'npz')
+    >>> guess_format("train.csv.gz"), guess_format("a9a.t"), guess_format("x.npy")
+    ('csv', 'svmlight', 'npy')
     """
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] in (".gz", ".bz2"):
@@ -495,8 +490,8 @@ def guess_format(path):
     last = suffixes[-1] if suffixes else ""
     if last in (".csv", ".tsv"):
         return "csv"
-    if last == ".npz":
-        return "npz"
+    if last in (".npz", ".npy"):
+        return last[1:]
     return "svmlight"
 
 
@@ -510,13 +505,14 @@ def load_data(source, *, format="auto", n_features=None, label_column=-1, delimi
         A path, or a named data set's split: ``"a9a"`` / ``"a9a:train"``,
         ``"a9a:test"``, ``"mnist10k"``, ``"mnist10k:test"`` (a path that exists
         wins over a name).
-    format : {"auto", "svmlight", "csv", "npz"}, default="auto"
-        "auto" decides by suffix: ``.csv`` / ``.tsv`` CSV, ``.npz`` NumPy,
+    format : {"auto", "svmlight", "csv", "npz", "npy"}, default="auto"
+        "auto" decides by suffix: ``.csv`` / ``.tsv`` CSV, ``.npz`` / ``.npy`` NumPy
+        (a ``.npy`` file holds the label in ``label_column``),
         anything else svmlight (each optionally ``.gz`` / ``.bz2``).
     n_features : int, default=None
         Columns of an svmlight file (pass the training width for a test file).
     label_column : int, str or None, default=-1
-        CSV label column (see :func:`load_csv`).
+        CSV or ``.npy`` label column (see :func:`load_csv`).
     delimiter : str, default=None
         CSV separator; None means "," (tab for ``.tsv``).
     data_directory : str or Path, default=None
@@ -552,6 +548,11 @@ def load_data(source, *, format="auto", n_features=None, label_column=-1, delimi
         if delimiter is None:
             delimiter = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
         X, y = load_csv(path, label_column=label_column, delimiter=delimiter)
+    elif kind == "npy":
+        from ._chunked import NpyChunks
+
+        data = NpyChunks(path, label_column)
+        X, y = data.head(data.n_samples)
     else:
         X, y = load_npz(path)
     return X, (None if y is None else _tidy_labels(y))
@@ -571,9 +572,11 @@ def _nonlinear_function(n_informative, n_components, random_state):
     return W, b, a, threshold
 
 
-def _nonlinear_block(block, rows, function, n_features, n_informative, flip_y, random_state):
+def _nonlinear_block(block, rows, function, n_features, n_informative, flip_y, random_state,
+                     rows_seed):
     W, b, a, threshold = function
-    rng = np.random.default_rng([random_state, block])
+    rng = np.random.default_rng([random_state, block] if rows_seed is None
+                                else [random_state, block, rows_seed])
     X = rng.normal(size=(rows, n_features))
     y = (np.cos(X[:, :n_informative] @ W + b) @ a > threshold).astype(np.int64)
     flip = rng.random(rows) < flip_y
@@ -582,7 +585,7 @@ def _nonlinear_block(block, rows, function, n_features, n_informative, flip_y, r
 
 
 def iter_nonlinear_chunks(n_samples, chunk_rows=_CHUNK, *, n_features=28, n_informative=6,
-                          n_components=20, flip_y=0.05, random_state=0):
+                          n_components=20, flip_y=0.05, random_state=0, rows_seed=None):
     """Yield ``(X, y)`` chunks of :func:`make_nonlinear_problem` without holding all rows.
 
     The rows do not depend on ``chunk_rows``: they are generated in fixed blocks
@@ -595,7 +598,7 @@ def iter_nonlinear_chunks(n_samples, chunk_rows=_CHUNK, *, n_features=28, n_info
         Total rows.
     chunk_rows : int, default=65536
         Rows per yielded chunk (the last one may be shorter).
-    n_features, n_informative, n_components, flip_y, random_state
+    n_features, n_informative, n_components, flip_y, random_state, rows_seed
         As in :func:`make_nonlinear_problem`.
 
     Yields
@@ -614,7 +617,7 @@ def iter_nonlinear_chunks(n_samples, chunk_rows=_CHUNK, *, n_features=28, n_info
         while pending < min(chunk_rows, n_samples - produced):
             rows = min(_CHUNK, n_samples - produced - pending)
             X, y = _nonlinear_block(block, rows, function, n_features, n_informative, flip_y,
-                                    random_state)
+                                    random_state, rows_seed)
             pending_X.append(X)
             pending_y.append(y)
             pending += rows
@@ -627,7 +630,7 @@ def iter_nonlinear_chunks(n_samples, chunk_rows=_CHUNK, *, n_features=28, n_info
 
 
 def make_nonlinear_problem(n_samples=100_000, *, n_features=28, n_informative=6,
-                           n_components=20, flip_y=0.05, random_state=0):
+                           n_components=20, flip_y=0.05, random_state=0, rows_seed=None):
     """A synthetic nonlinear binary problem of any size, for scaling runs (HIGGS-like width).
 
     Features are standard normal; the label is the sign of a fixed random smooth
@@ -647,6 +650,9 @@ def make_nonlinear_problem(n_samples=100_000, *, n_features=28, n_informative=6,
         Fraction of labels flipped at random (the Bayes error).
     random_state : int, default=0
         Seeds both the function and the rows.
+    rows_seed : int, default=None
+        Draws other rows of the same problem (a held-out set): rows are seeded
+        by ``(random_state, block, rows_seed)`` when given.
 
     Returns
     -------
@@ -662,5 +668,6 @@ def make_nonlinear_problem(n_samples=100_000, *, n_features=28, n_informative=6,
     """
     chunks = list(iter_nonlinear_chunks(
         n_samples, _CHUNK, n_features=n_features, n_informative=n_informative,
-        n_components=n_components, flip_y=flip_y, random_state=random_state))
+        n_components=n_components, flip_y=flip_y, random_state=random_state,
+        rows_seed=rows_seed))
     return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])

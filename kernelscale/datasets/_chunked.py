@@ -1,0 +1,565 @@
+"""Chunked readers: data sets larger than memory, read as a re-iterable stream of row chunks.
+
+Every reader yields ``(X, y)`` chunks of at most ``chunk_rows`` rows and can be
+iterated again (each pass re-reads the source), which is what multi-pass
+solvers need. Only one chunk is held at a time; ``.npy`` files are
+memory-mapped, text files are read line by line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_svmlight_file
+
+from .._validation import csr_int32, resolve_memory_budget
+from ._loaders import (
+    _is_number,
+    _label_position,
+    _open_text,
+    _svmlight_line_problem,
+    _tidy_labels,
+    guess_format,
+    iter_nonlinear_chunks,
+)
+
+__all__ = [
+    "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
+    "NonlinearChunks", "open_chunks", "default_chunk_rows",
+]
+
+
+def default_chunk_rows(n_features, memory_budget=None):
+    """Rows per chunk so that a chunk and its parsing temporaries fit ``memory_budget``.
+
+    A chunk is budgeted at 4 float64 copies of its rows (parsing, casting, the
+    mapped block's input), and kept between 1,000 and 1,000,000 rows.
+
+    Examples
+    --------
+    >>> from kernelscale.datasets import default_chunk_rows
+    >>> default_chunk_rows(28, 256 * 2**20)
+    299593
+    """
+    budget = resolve_memory_budget(memory_budget)
+    per_row = 4 * 8 * max(int(n_features), 1)
+    return int(min(max(budget // per_row, 1_000), 1_000_000))
+
+
+class ChunkedDataset:
+    """A data set read as consecutive ``(X, y)`` chunks; iterate it once per pass.
+
+    Subclasses implement ``_chunks()`` (a generator of ``(X, y)``) and set
+    ``n_features``. ``y`` is None for unlabeled data.
+
+    Attributes
+    ----------
+    n_features : int
+        Columns of ``X``.
+    chunk_rows : int
+        Rows per chunk (the last chunk may be shorter).
+    """
+
+    has_labels = True
+    _kernelscale_chunked = True  # recognised by the estimators without importing this module
+
+    def __init__(self, chunk_rows):
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
+                or chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
+        self.chunk_rows = int(chunk_rows)
+        self._classes = None
+        self._n_samples = None
+
+    def __iter__(self):
+        count = 0
+        for X, y in self._chunks():
+            count += X.shape[0]
+            yield X, y
+        if count == 0:
+            raise ValueError(f"{self!r} holds no rows.")
+        self._n_samples = count
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._describe()}, chunk_rows={self.chunk_rows})"
+
+    def _describe(self):
+        return ""
+
+    @property
+    def n_samples(self):
+        """Rows in the data set (counted by one pass when not known up front)."""
+        if self._n_samples is None:
+            for _ in self:
+                pass
+        return self._n_samples
+
+    def head(self, n_rows):
+        """The first ``n_rows`` rows (fewer if the data set is shorter) as ``(X, y)``."""
+        import scipy.sparse as sp
+
+        parts_X, parts_y, have = [], [], 0
+        for X, y in self._chunks():
+            take = min(X.shape[0], n_rows - have)
+            parts_X.append(X[:take])
+            parts_y.append(None if y is None else y[:take])
+            have += take
+            if have >= n_rows:
+                break
+        if not parts_X:
+            raise ValueError(f"{self!r} holds no rows.")
+        X = sp.vstack(parts_X, format="csr") if sp.issparse(parts_X[0]) \
+            else np.concatenate(parts_X)
+        y = None if parts_y[0] is None else np.concatenate(parts_y)
+        return X, y
+
+    def classes(self):
+        """Sorted distinct labels (one pass over the data, cached)."""
+        if not self.has_labels:
+            raise ValueError(f"{self!r} has no labels; a classifier needs a label column.")
+        if self._classes is None:
+            seen = None
+            for _, y in self:
+                found = np.unique(y)
+                seen = found if seen is None else np.union1d(seen, found)
+            self._classes = seen
+        return self._classes
+
+
+class ArrayChunks(ChunkedDataset):
+    """In-memory (or memory-mapped) arrays served in chunks.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,), default=None
+    chunk_rows : int, default=10_000
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.datasets import ArrayChunks
+    >>> data = ArrayChunks(np.zeros((25, 3)), np.arange(25) % 2, chunk_rows=10)
+    >>> [X.shape[0] for X, _ in data], data.classes().tolist()
+    ([10, 10, 5], [0, 1])
+    """
+
+    def __init__(self, X, y=None, chunk_rows=10_000):
+        super().__init__(chunk_rows)
+        if not hasattr(X, "shape") or len(X.shape) != 2:
+            X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
+        if y is not None:
+            y = np.asarray(y)
+            if y.ndim != 1 or len(y) != X.shape[0]:
+                raise ValueError(f"y must be 1-D with {X.shape[0]} labels, got shape {y.shape}.")
+        self.X, self.y = X, y
+        self.has_labels = y is not None
+        self.n_features = X.shape[1]
+        self._n_samples = X.shape[0]
+
+    def _describe(self):
+        return f"{self.X.shape[0]} x {self.n_features}"
+
+    def _chunks(self):
+        for start in range(0, self.X.shape[0], self.chunk_rows):
+            stop = start + self.chunk_rows
+            yield self.X[start:stop], (None if self.y is None else self.y[start:stop])
+
+
+class NpyChunks(ChunkedDataset):
+    """A 2-D ``.npy`` file read chunk by chunk; one column may hold the labels.
+
+    Chunks are read with plain file reads (not a memory map, whose pages would
+    count towards the process's resident memory until the whole file had been
+    mapped in), so memory stays bounded by one chunk.
+
+    Parameters
+    ----------
+    path : str or Path
+    label_column : int or None, default=-1
+        Column holding the labels (negative counts from the end); None: no labels.
+    chunk_rows : int, default=None
+        None sizes chunks from the memory budget (:func:`default_chunk_rows`).
+    memory_budget : int, default=None
+    """
+
+    def __init__(self, path, label_column=-1, chunk_rows=None, memory_budget=None):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"No .npy file at {str(self.path)!r}.")
+        shape, fortran, dtype, self._offset = self._header()
+        if len(shape) != 2 or dtype.kind not in "fiub":
+            raise ValueError(f"{self.path}: expected a 2-D numeric array, got shape "
+                             f"{shape} of {dtype}.")
+        if fortran:
+            raise ValueError(f"{self.path}: the array is stored column-major (Fortran order), "
+                             "which cannot be read by rows; save np.ascontiguousarray(array).")
+        expected = self._offset + shape[0] * shape[1] * dtype.itemsize
+        if self.path.stat().st_size < expected:
+            raise ValueError(f"{self.path}: truncated .npy file ({self.path.stat().st_size} "
+                             f"bytes, the header announces {expected}).")
+        self.shape, self.file_dtype = shape, dtype
+        width = shape[1]
+        if isinstance(label_column, str):
+            raise ValueError(f"{self.path}: a .npy file has no column names; give "
+                             f"label_column as a position, not {label_column!r}.")
+        self.label_at = _label_position(label_column, None, width, self.path) \
+            if label_column is not None else None
+        self.has_labels = self.label_at is not None
+        self.n_features = width - (1 if self.has_labels else 0)
+        if self.n_features < 1:
+            raise ValueError(f"{self.path}: no feature columns beside the label column.")
+        self._columns = [k for k in range(width) if k != self.label_at]
+        super().__init__(chunk_rows or default_chunk_rows(width, memory_budget))
+        self._n_samples = shape[0]
+
+    def _header(self):
+        fmt = np.lib.format
+        try:
+            with open(self.path, "rb") as fh:
+                version = fmt.read_magic(fh)
+                reader = fmt.read_array_header_1_0 if version == (1, 0) \
+                    else fmt.read_array_header_2_0
+                shape, fortran, dtype = reader(fh)
+                return shape, fortran, np.dtype(dtype), fh.tell()
+        except (ValueError, OSError, EOFError) as exc:
+            raise ValueError(f"{self.path}: not a valid .npy file ({exc}); write it with "
+                             "np.save(path, array).") from exc
+
+    def _describe(self):
+        return repr(str(self.path))
+
+    def _blocks(self, rows):
+        width = self.shape[1]
+        row_bytes = width * self.file_dtype.itemsize
+        with open(self.path, "rb") as fh:
+            for start in range(0, self.shape[0], rows):
+                count = min(rows, self.shape[0] - start)
+                fh.seek(self._offset + start * row_bytes)
+                block = np.fromfile(fh, dtype=self.file_dtype, count=count * width)
+                if block.size != count * width:
+                    raise ValueError(f"{self.path}: truncated at row {start}.")
+                yield block.reshape(count, width)
+
+    def _chunks(self):
+        dtype = self.file_dtype if self.file_dtype.kind == "f" else np.float64
+        last = self.label_at is None or self.label_at == self.shape[1] - 1
+        for block in self._blocks(self.chunk_rows):
+            if last:
+                X = np.ascontiguousarray(block[:, :self.n_features], dtype=dtype)
+            else:
+                X = np.ascontiguousarray(block[:, self._columns], dtype=dtype)
+            y = None if self.label_at is None else _tidy_labels(block[:, self.label_at])
+            yield X, y
+
+    def classes(self):
+        if self._classes is None and self.has_labels:
+            seen = None
+            for block in self._blocks(self.chunk_rows):
+                found = np.unique(block[:, self.label_at])
+                seen = found if seen is None else np.union1d(seen, found)
+            self._classes = _tidy_labels(seen)
+        return super().classes()
+
+
+class CsvChunks(ChunkedDataset):
+    """A delimited text file (optionally .gz / .bz2) read ``chunk_rows`` lines at a time.
+
+    Parameters
+    ----------
+    path : str or Path
+    label_column : int, str or None, default=-1
+        As in :func:`load_csv`.
+    delimiter : str, default=","
+    header : {"infer", True, False}, default="infer"
+    chunk_rows : int, default=None
+        None sizes chunks from the memory budget.
+    memory_budget : int, default=None
+    """
+
+    def __init__(self, path, label_column=-1, *, delimiter=",", header="infer",
+                 chunk_rows=None, memory_budget=None):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"No CSV file at {str(self.path)!r}.")
+        if header not in ("infer", True, False):
+            raise ValueError(f"header must be 'infer', True or False, got {header!r}.")
+        self.delimiter, self.header, self.label_column = delimiter, header, label_column
+        first = self._first_line()
+        if first is None:
+            raise ValueError(f"{self.path}: no data rows.")
+        width = len(first)
+        self.label_at = _label_position(label_column, first, width, self.path)
+        features = [f for k, f in enumerate(first) if k != self.label_at]
+        self.skip_header = header is True or (
+            header == "infer" and not all(_is_number(f) for f in features))
+        if isinstance(label_column, str) and not self.skip_header:
+            raise ValueError(f"{self.path}: label_column={label_column!r} names a column but "
+                             "the file has no header line.")
+        self.names = [f.strip() for f in first] if self.skip_header else None
+        self.width = width
+        self.has_labels = self.label_at is not None
+        self.n_features = width - (1 if self.has_labels else 0)
+        self._label_kind = None
+        super().__init__(chunk_rows or default_chunk_rows(width, memory_budget))
+
+    def _describe(self):
+        return repr(str(self.path))
+
+    def _rows(self):
+        with _open_text(self.path) as fh:
+            for number, fields in enumerate(csv.reader(fh, delimiter=self.delimiter), start=1):
+                if fields and any(f.strip() for f in fields):
+                    yield number, fields
+
+    def _first_line(self):
+        try:
+            for _, fields in self._rows():
+                return fields
+        except (UnicodeError, csv.Error, EOFError, OSError) as exc:
+            raise ValueError(f"{self.path}: cannot be read as delimited text ({exc}).") from exc
+        return None
+
+    def _chunks(self):
+        rows, numbers = [], []
+        try:
+            stream = self._rows()
+            if self.skip_header:
+                next(stream)
+            for number, fields in stream:
+                rows.append(fields)
+                numbers.append(number)
+                if len(rows) == self.chunk_rows:
+                    yield self._parse(rows, numbers)
+                    rows, numbers = [], []
+        except (UnicodeError, csv.Error, EOFError, OSError) as exc:
+            raise ValueError(f"{self.path}: cannot be read as delimited text ({exc}).") from exc
+        if rows:
+            yield self._parse(rows, numbers)
+
+    def _parse(self, rows, numbers):
+        for fields, number in zip(rows, numbers):
+            if len(fields) != self.width:
+                raise ValueError(f"{self.path}, line {number}: {len(fields)} fields where the "
+                                 f"first line has {self.width}; every row needs the same "
+                                 "number of columns.")
+        table = np.array(rows, dtype=object)
+        features = np.delete(table, self.label_at, axis=1) if self.has_labels else table
+        try:
+            X = features.astype(np.float64)
+        except ValueError:
+            self._raise_bad_field(rows, numbers)
+        if not self.has_labels:
+            return X, None
+        return X, self._labels(table[:, self.label_at], numbers)
+
+    def _labels(self, raw, numbers):
+        y = _tidy_labels(np.char.strip(raw.astype(str)))
+        kind = y.dtype.kind
+        if self._label_kind is None:
+            self._label_kind = kind
+        elif kind != self._label_kind:
+            order = "iuf"  # integers widen to floats; strings do not mix with numbers
+            if kind in order and self._label_kind in order:
+                y = y.astype(np.float64 if "f" in (kind, self._label_kind) else np.int64)
+            else:
+                raise ValueError(
+                    f"{self.path}, lines {numbers[0]}-{numbers[-1]}: labels are "
+                    f"{'text' if kind in 'US' else 'numbers'} here but were "
+                    f"{'text' if self._label_kind in 'US' else 'numbers'} in earlier lines.")
+        return y
+
+    def _raise_bad_field(self, rows, numbers):
+        for fields, number in zip(rows, numbers):
+            for k, field in enumerate(fields):
+                if k != self.label_at and not _is_number(field):
+                    column = self.names[k] if self.names else k + 1
+                    raise ValueError(f"{self.path}, line {number}, column {column}: "
+                                     f"{field!r} is not a number.")
+        raise ValueError(f"{self.path}: a field is not a number.")  # pragma: no cover
+
+
+_INDEX = re.compile(rb"(\d+):")
+
+
+class SvmlightChunks(ChunkedDataset):
+    """An svmlight / LIBSVM file (optionally .gz / .bz2) read as CSR chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+    n_features : int, default=None
+        Columns; None finds the largest index with one pass over the file.
+    chunk_rows : int, default=100_000
+    zero_based : {"auto", True, False}, default="auto"
+        Whether indices start at 0; "auto" decides for the whole file (one pass),
+        as :func:`load_svmlight` does, so every chunk is read the same way.
+    """
+
+    def __init__(self, path, n_features=None, chunk_rows=100_000, zero_based="auto"):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise FileNotFoundError(f"No svmlight file at {str(self.path)!r}.")
+        if zero_based not in ("auto", True, False):
+            raise ValueError(f"zero_based must be 'auto', True or False, got {zero_based!r}.")
+        super().__init__(chunk_rows)
+        if zero_based == "auto" or n_features is None:
+            # one pass over the indices: a chunk without index 0 must not be read
+            # one-based when the file is zero-based (as a whole-file load decides)
+            smallest, largest = self._index_range()
+            if zero_based == "auto":
+                zero_based = smallest == 0
+            if n_features is None:
+                n_features = largest + 1 if zero_based else largest
+        self.zero_based = bool(zero_based)
+        self.n_features = int(n_features)
+
+    def _describe(self):
+        return repr(str(self.path))
+
+    def _lines(self):
+        import bz2
+        import gzip
+
+        opener = {".gz": gzip.open, ".bz2": bz2.open}.get(self.path.suffix, open)
+        with opener(self.path, "rb") as fh:
+            yield from fh
+
+    def _index_range(self):
+        smallest, largest = None, 0
+        try:
+            for line in self._lines():
+                found = _INDEX.findall(line.split(b"#", 1)[0])
+                if found:
+                    values = [int(v) for v in found]
+                    largest = max(largest, max(values))
+                    low = min(values)
+                    smallest = low if smallest is None else min(smallest, low)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{self.path}: cannot be read ({exc}).") from exc
+        if smallest is None:
+            raise ValueError(f"{self.path}: no features found; is this an svmlight file?")
+        return smallest, largest
+
+    def _chunks(self):
+        lines, first = [], 1
+        try:
+            for number, line in enumerate(self._lines(), start=1):
+                if not line.strip():
+                    continue
+                if not lines:
+                    first = number
+                lines.append(line if line.endswith(b"\n") else line + b"\n")
+                if len(lines) == self.chunk_rows:
+                    yield self._parse(lines, first)
+                    lines = []
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{self.path}: cannot be read ({exc}).") from exc
+        if lines:
+            yield self._parse(lines, first)
+
+    def _parse(self, lines, first):
+        try:
+            X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=self.n_features,
+                                      zero_based=self.zero_based)
+        except ValueError as exc:
+            for offset, line in enumerate(lines):
+                text = line.decode("utf-8", "replace")
+                problem = _svmlight_line_problem(text)
+                limit = self.n_features - (1 if self.zero_based else 0)
+                if problem is None and any(int(v) > limit
+                                           for v in _INDEX.findall(line.split(b"#", 1)[0])):
+                    problem = f"a feature index exceeds n_features={self.n_features}"
+                if problem:
+                    raise ValueError(f"{self.path}: not a valid svmlight file: line "
+                                     f"{first + offset}: {problem} in {text.strip()[:60]!r} "
+                                     f"({exc}).") from exc
+            raise ValueError(f"{self.path}: not a valid svmlight file ({exc}).") from exc
+        return csr_int32(X.tocsr()), _tidy_labels(y)
+
+
+class NonlinearChunks(ChunkedDataset):
+    """:func:`make_nonlinear_problem` as a stream (no file; rows do not depend on the chunking).
+
+    Parameters
+    ----------
+    n_samples : int
+    chunk_rows : int, default=65536
+    **params
+        ``n_features``, ``n_informative``, ``n_components``, ``flip_y``,
+        ``random_state`` of :func:`make_nonlinear_problem`.
+
+    Examples
+    --------
+    >>> from kernelscale.datasets import NonlinearChunks
+    >>> data = NonlinearChunks(1000, chunk_rows=400, random_state=1)
+    >>> [X.shape for X, _ in data]
+    [(400, 28), (400, 28), (200, 28)]
+    """
+
+    def __init__(self, n_samples, chunk_rows=65_536, **params):
+        super().__init__(chunk_rows)
+        self.params = params
+        self.n_features = int(params.get("n_features", 28))
+        self._n_samples = int(n_samples)
+        self._classes = np.array([0, 1])
+
+    def _describe(self):
+        return f"{self._n_samples} rows"
+
+    def _chunks(self):
+        yield from iter_nonlinear_chunks(self._n_samples, self.chunk_rows, **self.params)
+
+
+def open_chunks(path, *, format="auto", chunk_rows=None, label_column=-1, n_features=None,
+                delimiter=None, memory_budget=None):
+    """Open a data file as a :class:`ChunkedDataset` (for streaming fits).
+
+    Parameters
+    ----------
+    path : str or Path
+    format : {"auto", "svmlight", "csv", "npy"}, default="auto"
+        "auto" decides by suffix: ``.npy`` memory-mapped NumPy, ``.csv`` /
+        ``.tsv`` text, anything else svmlight (text optionally ``.gz`` / ``.bz2``).
+    chunk_rows : int, default=None
+        Rows per chunk; None sizes chunks from ``memory_budget``.
+    label_column : int, str or None, default=-1
+        Label column of a CSV or ``.npy`` file.
+    n_features : int, default=None
+        Columns of an svmlight file.
+    delimiter : str, default=None
+        CSV separator; None means "," (tab for ``.tsv``).
+    memory_budget : int, default=None
+
+    Returns
+    -------
+    data : ChunkedDataset
+    """
+    formats = ("auto", "svmlight", "csv", "npy")
+    if format not in formats:
+        raise ValueError(f"Unknown chunked format {format!r}; choose from {', '.join(formats)}.")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No such file: {str(path)!r}.")
+    suffixes = [s.lower() for s in path.suffixes]
+    kind = format
+    if kind == "auto":
+        kind = guess_format(path)
+    if kind == "npz":
+        raise ValueError(f"{path}: .npz archives cannot be streamed (they are compressed "
+                         "zip members); save X and y side by side with "
+                         "np.save(path, np.column_stack([X, y])) and stream the .npy file.")
+    if kind == "npy":
+        return NpyChunks(path, label_column, chunk_rows, memory_budget)
+    if kind == "csv":
+        if delimiter is None:
+            delimiter = "\t" if ".tsv" in suffixes else ","
+        return CsvChunks(path, label_column, delimiter=delimiter, chunk_rows=chunk_rows,
+                         memory_budget=memory_budget)
+    return SvmlightChunks(path, n_features, chunk_rows or 100_000)

@@ -1,0 +1,229 @@
+"""Full-batch solvers over a row source: every quantity is a sum over chunks.
+
+The estimators' streaming and dask fits call these with a
+:class:`kernelscale._sources.RowSource`, a fitted feature map (None: the raw
+features) and ``encode(y, w) -> (Y, S)`` that turns a chunk's labels and sample
+weights into targets and per-row (or per-row-and-problem) weights. Each chunk
+is mapped block by block under the memory budget and reduced to a small result
+(a Gram matrix, a loss and gradient), so the answer is that of the in-memory
+solver on the same rows, whatever the chunking:
+
+- ridge: the centred statistics of :class:`RidgeStatistics`, merged exactly;
+- squared-hinge SVM: L-BFGS on the primal, one pass per evaluation, every
+  one-vs-rest problem in the same pass (the objective is separable);
+- logistic regression: L-BFGS, one pass per evaluation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.optimize
+import scipy.sparse as sp
+
+from .._validation import iter_row_blocks, sparse_row_bytes
+from ._logistic import LogisticProblem, penalised
+from ._ridge import RidgeStatistics, accumulate
+
+__all__ = [
+    "feature_blocks", "chunked_ridge", "chunked_squared_hinge", "chunked_logistic",
+    "label_weights",
+]
+
+
+def feature_blocks(X, fmap, width, memory_budget):
+    """Yield ``(start, stop, Z)``: the features of ``X`` in row blocks under the budget.
+
+    ``fmap`` None means the raw features (dense rows as float64, CSR kept sparse).
+    """
+    if fmap is None:
+        if not sp.issparse(X):
+            X = np.asarray(X, dtype=np.float64)
+        yield 0, X.shape[0], X
+        return
+    itemsize = np.dtype(getattr(fmap, "dtype", None) or np.float64).itemsize
+    per_row = 3 * itemsize * int(width) + sparse_row_bytes(X)
+    for start, stop in iter_row_blocks(X.shape[0], per_row, memory_budget,
+                                       what="a block of mapped features"):
+        yield start, stop, fmap.transform(X[start:stop])
+
+
+def _rows(S, start, stop):
+    return None if S is None else S[start:stop]
+
+
+# ---------------------------------------------------------------- ridge
+
+def _ridge_part(X, y, w, fmap, encode, width, n_targets, budget):
+    Y, S = (np.zeros((X.shape[0], 0)), w) if encode is None else encode(y, w)
+    stats = RidgeStatistics(width, n_targets)
+    for start, stop, Z in feature_blocks(X, fmap, width, budget):
+        accumulate(Z, Y[start:stop], _rows(S, start, stop), budget, stats=stats)
+    return stats
+
+
+def _merge_statistics(a, b):
+    return a.merge(b.weight, b.mean_z, b.mean_y, b.zz, b.zy)
+
+
+def chunked_ridge(source, fmap, encode, width, n_targets, memory_budget):
+    """Ridge statistics of every row of ``source`` (one pass).
+
+    Parameters
+    ----------
+    source : RowSource
+    fmap : fitted transformer or None
+    encode : callable or None
+        ``encode(y, w) -> (Y, S)`` with ``Y`` of shape (rows, n_targets) and ``S``
+        per-row weights (or None); None: no targets (the feature moments only).
+    width : int
+        Columns of the features.
+    n_targets : int
+    memory_budget : int
+
+    Returns
+    -------
+    stats : RidgeStatistics
+    """
+    return source.map_reduce(
+        _ridge_part, (source.share(fmap), encode, width, n_targets, memory_budget),
+        combine=_merge_statistics)
+
+
+# ---------------------------------------------------------- squared hinge
+
+def _hinge_part(X, y, w, fmap, encode, W, bias, width, budget):
+    Y, S = encode(y, w)
+    value = 0.0
+    grad = np.zeros_like(W)
+    for start, stop, Z in feature_blocks(X, fmap, width, budget):
+        M = np.asarray(Z @ W[:width].astype(Z.dtype), dtype=np.float64) + bias * W[width]
+        Yb = Y[start:stop]
+        slack = np.maximum(1.0 - Yb * M, 0.0)
+        Sb = S[start:stop]
+        P = Sb if Sb.ndim == 2 else Sb[:, None]
+        value += float(np.sum(P * slack * slack))
+        G = -2.0 * P * Yb * slack
+        grad[:width] += np.asarray(Z.T @ G.astype(Z.dtype), dtype=np.float64)
+        grad[width] += bias * G.sum(axis=0)
+    return value, grad
+
+
+def chunked_squared_hinge(source, fmap, encode, width, n_problems, *, bias, tol, max_iter,
+                          memory_budget, callback=None):
+    """Squared-hinge SVMs (all one-vs-rest problems at once) by L-BFGS over chunks.
+
+    Minimises ``sum_k [1/2 ||w_k||^2 + sum_i S_ik max(0, 1 - Y_ik w_k . z^_i)^2]``
+    with ``z^_i = [z_i, bias]`` (LIBLINEAR's regularised intercept); ``S`` holds
+    ``C`` times the row weights.
+
+    Returns
+    -------
+    W : ndarray of shape (width + 1, n_problems)
+    n_iter : int
+    converged : bool
+    """
+    shared_map = source.share(fmap)
+    shape = (width + 1, n_problems)
+    counter = {"it": 0}
+
+    def fun(x):
+        W = x.reshape(shape)
+        value, grad = source.map_reduce(
+            _hinge_part, (shared_map, encode, W, bias, width, memory_budget))
+        return 0.5 * float(x @ x) + value, (x + grad.ravel())
+
+    x0 = np.zeros(shape[0] * shape[1])
+    f0, g0 = fun(x0)
+    grad0 = float(np.linalg.norm(g0))
+
+    def on_iteration(intermediate_result):
+        counter["it"] += 1
+        if callback is not None:
+            callback(counter["it"], {"objective": float(intermediate_result.fun)})
+
+    result = scipy.optimize.minimize(
+        fun, x0, jac=True, method="L-BFGS-B", callback=on_iteration,
+        options={"maxiter": max_iter, "gtol": tol * max(grad0, 1e-300) / np.sqrt(x0.size),
+                 "ftol": 0.0, "maxcor": 20},
+    )
+    converged = float(np.linalg.norm(result.jac)) <= tol * max(grad0, 1e-300) * 1.0001
+    return result.x.reshape(shape), int(result.nit), bool(converged or result.success)
+
+
+# ---------------------------------------------------------------- logistic
+
+def _logistic_part(X, y, w, fmap, encode, coef, intercept, width, budget):
+    targets, S = encode(y, w)
+    k = coef.shape[1]
+    loss, grad_coef, grad_b = 0.0, np.zeros_like(coef), np.zeros(k)
+    for start, stop, Z in feature_blocks(X, fmap, width, budget):
+        problem = LogisticProblem(Z, targets[start:stop], k, S[start:stop], 1.0, True, budget)
+        part = problem.data_terms(coef, intercept)
+        loss += part[0]
+        grad_coef += part[1]
+        grad_b += part[2]
+    return loss, grad_coef, grad_b, float(S.sum())
+
+
+def chunked_logistic(source, fmap, encode, width, n_columns, *, C, fit_intercept, tol,
+                     max_iter, memory_budget, callback=None):
+    """L2-regularised logistic regression (binary or multinomial) by L-BFGS over chunks.
+
+    Same objective and scaling as :class:`LogisticProblem`; ``encode`` returns
+    ``(targets, weights)`` with targets ``+-1`` (one column) or class indices.
+
+    Returns
+    -------
+    coef : ndarray of shape (n_columns, width)
+    intercept : ndarray of shape (n_columns,)
+    n_iter : int
+    converged : bool
+    """
+    shared_map = source.share(fmap)
+    shape = (width + 1, n_columns)
+    counter = {"it": 0}
+
+    def fun(x):
+        W = x.reshape(shape)
+        intercept = W[width] if fit_intercept else np.zeros(n_columns)
+        loss, grad_coef, grad_b, total = source.map_reduce(
+            _logistic_part, (shared_map, encode, W[:width], intercept, width, memory_budget))
+        return penalised(loss, grad_coef, grad_b, W[:width], total, C, fit_intercept)
+
+    def on_iteration(intermediate_result):
+        counter["it"] += 1
+        if callback is not None:
+            callback(counter["it"], {"objective": float(intermediate_result.fun)})
+
+    result = scipy.optimize.minimize(
+        fun, np.zeros(shape[0] * shape[1]), jac=True, method="L-BFGS-B",
+        callback=on_iteration,
+        options={"maxiter": max_iter, "gtol": tol, "ftol": 64 * np.finfo(float).eps,
+                 "maxls": 50},
+    )
+    W = result.x.reshape(shape)
+    intercept = W[width] if fit_intercept else np.zeros(n_columns)
+    converged = bool(result.success) or result.nit < max_iter
+    return W[:width].T.copy(), np.array(intercept, dtype=float), int(result.nit), converged
+
+
+# ------------------------------------------------------------------ labels
+
+def _label_part(X, y, w):
+    labels, index = np.unique(y, return_inverse=True)
+    weights = np.bincount(index, weights=None if w is None else np.asarray(w, float),
+                          minlength=len(labels))
+    return labels, weights.astype(float)
+
+
+def _merge_labels(a, b):
+    labels = np.union1d(a[0], b[0])
+    weights = np.zeros(len(labels))
+    weights[np.searchsorted(labels, a[0])] += a[1]
+    weights[np.searchsorted(labels, b[0])] += b[1]
+    return labels, weights
+
+
+def label_weights(source):
+    """``(classes, total sample weight of each class)`` in one pass over ``source``."""
+    return source.map_reduce(_label_part, (), combine=_merge_labels)
