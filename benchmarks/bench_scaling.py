@@ -12,7 +12,10 @@ in one float32 array) that every mode reads. The model is
   from the file, on a ``LocalCluster`` of 2 worker processes x 1 thread;
 - ``sklearn-sgd``: the scikit-learn peer for data that does not fit:
   ``RBFSampler(1024)`` fitted on 20,000 rows and ``SGDClassifier(loss="hinge")``
-  trained by ``partial_fit`` chunk by chunk (one epoch).
+  trained by ``partial_fit`` chunk by chunk (one epoch);
+- ``asgd`` (with ``--modes asgd,sklearn-sgd --name scaling_online``): the like-for-like
+  online kernelscale model, ``ApproxKernelSVC(feature_map="rff", n_components=1024)``
+  trained by ``partial_fit`` chunk by chunk (one epoch of averaged SGD).
 
 Each measurement runs in a fresh subprocess so that its peak RSS is its own
 (for dask: the client plus both workers' peaks). Accuracy is on 100,000
@@ -39,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, machine, save  # noqa: E402
 
 MODES = ("memory", "stream", "dask", "sklearn-sgd")
+ONLINE_MODES = ("asgd", "sklearn-sgd")  # the online pair, run with --modes asgd,sklearn-sgd
 N_TEST = 100_000
 CHUNK = 200_000
 GAMMA = 0.01
@@ -130,6 +134,18 @@ def _run_one(mode, path):
             extra["worker_blas_threads"] = sorted(client.run(
                 lambda dask_worker: getattr(dask_worker, "kernelscale_blas_threads", None)
             ).values())
+    elif mode == "asgd":
+        from kernelscale import ApproxKernelSVC
+        from kernelscale.datasets import open_chunks
+
+        data = open_chunks(path, chunk_rows=CHUNK)
+        start = time.perf_counter()
+        model = ApproxKernelSVC(feature_map="rff", n_components=D, gamma=GAMMA, C=1.0,
+                                random_state=0)
+        for X, y in data:
+            model.partial_fit(X, y, classes=[0, 1])
+        fit_s = time.perf_counter() - start
+        accuracy = model.score(X_test, y_test)
     else:
         from sklearn.kernel_approximation import RBFSampler
         from sklearn.linear_model import SGDClassifier
@@ -165,17 +181,18 @@ def _plot(summary, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for mode in MODES:
+    for mode in dict.fromkeys(MODES + ONLINE_MODES):
         points = [(int(n), s[mode]) for n, s in summary.items() if mode in s]
         if not points:
             continue
         ns = [p[0] for p in points]
         axes[0].loglog(ns, [p[1]["fit_s"] for p in points], "o-", label=mode)
-        axes[1].loglog(ns, [p[1]["peak_rss_mib"] / 1024 for p in points], "o-", label=mode)
+        axes[1].semilogx(ns, [p[1]["peak_rss_mib"] / 1024 for p in points], "o-", label=mode)
     axes[0].set(xlabel="training rows n", ylabel="fit time (s)",
-                title="Fit time, RFF D=1024 ridge classifier")
+                title="Fit time, RFF D=1024 (log-log)")
     axes[1].axhline(4.0, color="grey", ls="--", lw=1, label="4 GB")
-    axes[1].set(xlabel="training rows n", ylabel="peak RSS (GB)", title="Peak memory")
+    axes[1].set(xlabel="training rows n", ylabel="peak RSS (GB)", title="Peak memory",
+                ylim=(0, None))
     for ax in axes:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(loc="upper left", fontsize=8)
@@ -190,10 +207,17 @@ def main():
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--data-dir", default="/tmp/kernelscale-scaling",
                         help="where the .npy data files are written (reused across runs)")
+    parser.add_argument("--name", default="scaling",
+                        help="results/<name>.json and results/<name>.png")
+    parser.add_argument("--replot", action="store_true",
+                        help="redraw results/<name>.png from results/<name>.json and stop")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return _run_one(args.worker[0], Path(args.worker[1]))
+    if args.replot:
+        saved = json.loads((RESULTS / f"{args.name}.json").read_text())
+        return _plot(saved["summary"], RESULTS / f"{args.name}.png")
     Path(args.data_dir).mkdir(parents=True, exist_ok=True)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     modes = args.modes.split(",")
@@ -227,10 +251,10 @@ def main():
                   f"{rec['peak_rss_mib'] / 1024:.2f} | {rec['accuracy']:.4f} | {ratio} |")
     print("\nlog-log slope of fit time vs n:",
           ", ".join(f"{m} {v:.3f}" for m, v in slopes.items()))
-    plot = RESULTS / "scaling.png"
+    plot = RESULTS / f"{args.name}.png"
     RESULTS.mkdir(exist_ok=True)
     _plot(summary, plot)
-    out = save("scaling", {"machine": machine(), "sizes": sizes, "summary": summary,
+    out = save(args.name, {"machine": machine(), "sizes": sizes, "summary": summary,
                            "slopes": slopes, "command": " ".join(sys.argv)})
     print(f"results: {out}, plot: {plot}")
 

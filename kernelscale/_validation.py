@@ -112,7 +112,7 @@ def resolve_dtype(dtype, input_dtype):
 CHUNKED_ESTIMATORS = (
     "LinearSVC, ApproxKernelSVC (squared hinge), ApproxKernelRidge, ApproxKernelRidgeClassifier, "
     "KernelLogisticRegression, NystromKernelRidge, NystromKernelRidgeClassifier, ApproxKernelPCA, "
-    "DoublySGDSVC"
+    "ApproxKernelKMeans, DoublySGDSVC"
 )
 
 

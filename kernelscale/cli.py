@@ -551,7 +551,7 @@ def _run_fit_stream(args, estimator, output):
         timings["predict_s"] = time.perf_counter() - start
         metadata = {
             "model": args.model, "params": _json_safe(estimator.get_params()),
-            "data": {**spec, "source": str(args.train), "n_samples": int(train.n_samples),
+            "data": {**spec, "source": str(args.train), "n_samples": int(counted.n_samples),
                      "n_features": int(train.n_features), "streamed": True,
                      "chunk_rows": int(train.chunk_rows)},
             "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
@@ -561,8 +561,9 @@ def _run_fit_stream(args, estimator, output):
         save_model(estimator, output, metadata=metadata)
     for message in dict.fromkeys(str(w.message) for w in caught):
         print(f"kernelscale: warning: {message}", file=sys.stderr)
-    print(f"train: {args.train}: {train.n_samples} rows x {train.n_features} features, "
-          f"streamed in chunks of {train.chunk_rows} rows, {counted.passes} passes, "
+    print(f"train: {args.train}: {counted.n_samples} rows x {train.n_features} features, "
+          f"streamed in chunks of {train.chunk_rows} rows, {counted.passes} "
+          f"pass{'es' if counted.passes != 1 else ''} over the data, "
           f"{len(estimator.classes_)} classes")
     print(f"model: {estimator!r}")
     print(f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s ({n_eval} rows)")

@@ -220,3 +220,21 @@ def test_dask_doubly_sgd_trains_block_by_block(client, problem):
     X, y, X_test, y_test = problem
     model = DoublySGDSVC(gamma=0.02, C=10.0, max_iter=60, random_state=0).fit(*_dask(X, y))
     assert model.n_iter_ == 60 and model.score(X_test, y_test) > 0.7
+
+
+def test_dask_kernel_kmeans(client):
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics import adjusted_rand_score
+
+    from kernelscale import ApproxKernelKMeans
+
+    X, _ = make_blobs(3000, n_features=4, centers=3, cluster_std=1.0, random_state=1)
+    make = lambda: ApproxKernelKMeans(n_clusters=3, feature_map="rff",  # noqa: E731
+                                      map_components=64, gamma=0.05, random_state=0)
+    memory = make().fit(X)
+    fitted = make().fit(_dask(X, rows=500))
+    labels = fitted.labels_
+    assert isinstance(labels, da.Array)
+    assert adjusted_rand_score(memory.labels_, labels.compute()) > 0.99
+    distances = fitted.transform(_dask(X, rows=500))
+    np.testing.assert_allclose(distances.compute(), fitted.transform(X), rtol=1e-5)

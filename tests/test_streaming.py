@@ -290,7 +290,7 @@ def test_streamed_kernel_pca_matches_in_memory(problem):
 
 
 def test_asgd_partial_fit_approaches_the_batch_svm():
-    """Online SGD is for long streams: after two passes over 40,000 rows it is near the batch SVM."""
+    """Online SGD is for long streams: two passes over 40,000 rows come near the batch SVM."""
     X, y = make_nonlinear_problem(40_000, random_state=3)
     X_test, y_test = make_nonlinear_problem(4000, random_state=3, rows_seed=1)
     make = lambda: ApproxKernelSVC(feature_map="rff", n_components=128,  # noqa: E731
@@ -301,7 +301,9 @@ def test_asgd_partial_fit_approaches_the_batch_svm():
         for start in range(0, len(X), 5000):
             online.partial_fit(X[start:start + 5000], y[start:start + 5000], classes=[0, 1])
     assert online.score(X_test, y_test) >= batch - 0.015
-    assert online.n_iter_ == 2 * 8 * 20  # 20 mini-batches of 256 per chunk of 5000 rows
+    from kernelscale.models._svm import _SGD_BATCH
+
+    assert online.n_iter_ == 2 * 8 * -(-5000 // _SGD_BATCH)  # mini-batches per chunk
 
 
 def test_models_that_need_memory_refuse_chunked_data(problem):
@@ -400,3 +402,33 @@ def test_streamed_doubly_sgd_cycles_over_the_chunks(problem):
     assert model.n_iter_ == 120
     in_memory = DoublySGDSVC(gamma=0.02, C=10.0, max_iter=120, random_state=0).fit(X, y)
     assert model.score(X_test, y_test) >= in_memory.score(X_test, y_test) - 0.03
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ApproxKernelRidgeClassifier(feature_map="rff", n_components=16, random_state=0),
+    lambda: LinearSVC(),
+    lambda: __import__("kernelscale").NystromKernelRidgeClassifier(n_centers=20),
+])
+def test_nan_in_a_later_chunk_is_an_error(problem, make):
+    X, y, _, _ = problem
+    X = X.copy()
+    X[-3, 2] = np.nan  # beyond the rows sampled for the map when the sample is small
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        make().fit(ArrayChunks(X, y, chunk_rows=1000))
+
+
+def test_streamed_kernel_kmeans_finds_the_in_memory_clusters():
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics import adjusted_rand_score
+
+    from kernelscale import ApproxKernelKMeans
+
+    X, _ = make_blobs(5000, n_features=4, centers=4, cluster_std=1.0, random_state=0)
+    make = lambda: ApproxKernelKMeans(n_clusters=4, feature_map="rff",  # noqa: E731
+                                      map_components=64, gamma=0.05, random_state=0)
+    memory = make().fit(X)
+    streamed = make().fit(ArrayChunks(X, chunk_rows=700))
+    assert adjusted_rand_score(memory.predict(X), streamed.predict(X)) > 0.99
+    assert streamed.inertia_ == pytest.approx(memory.inertia_, rel=1e-3)
+    assert not hasattr(streamed, "labels_")
+    assert streamed.transform(X[:3]).shape == (3, 4)

@@ -27,7 +27,7 @@ from ..solvers import (
 )
 
 __all__ = [
-    "chunked_source", "fit_map_on_source", "source_classes", "LabelEncoder",
+    "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",
     "fit_ridge_chunked", "fit_svm_chunked", "fit_logistic_chunked", "dask_scores",
     "MAP_SAMPLE_ROWS", "is_dask_array", "class_factors", "fit_pca_chunked",
     "partial_targets",
@@ -107,7 +107,7 @@ def class_factors(class_weight, classes):
     return factors
 
 
-class LabelEncoder:
+class ChunkTargets:
     """Targets and weights of one chunk: ``encoder(y, w) -> (Y, S)``.
 
     Parameters
@@ -190,7 +190,7 @@ def fit_ridge_chunked(estimator, source, alpha, classifier):
         factors = class_factors(estimator.class_weight, estimator.classes_)
         if balanced:
             factors = totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
-        encoder = LabelEncoder(estimator.classes_, "plus_minus", factors=factors)
+        encoder = ChunkTargets(estimator.classes_, "plus_minus", factors=factors)
         n_targets = 1 if len(estimator.classes_) == 2 else len(estimator.classes_)
     else:
         _, y_sample = source.head(2)
@@ -198,7 +198,7 @@ def fit_ridge_chunked(estimator, source, alpha, classifier):
             raise ValueError("These data have no labels; a regressor needs targets.")
         n_targets = 1 if np.ndim(y_sample) == 1 else np.shape(y_sample)[1]
         estimator._single_target = np.ndim(y_sample) == 1
-        encoder = LabelEncoder(None, "regression")
+        encoder = ChunkTargets(None, "regression")
     width = fit_map_on_source(estimator, source)
     stats = chunked_ridge(source, estimator.feature_map_, encoder, width, n_targets, budget)
     if not stats.weight > 0:
@@ -234,7 +234,7 @@ def fit_svm_chunked(estimator, source, params, *, mapped):
     factors = class_factors(estimator.class_weight, estimator.classes_)
     n_problems = 1 if len(estimator.classes_) == 2 else len(estimator.classes_)
     pos_neg = _balanced_pos_neg(totals, n_problems) if balanced else None
-    encoder = LabelEncoder(estimator.classes_, "plus_minus", factors=factors, pos_neg=pos_neg,
+    encoder = ChunkTargets(estimator.classes_, "plus_minus", factors=factors, pos_neg=pos_neg,
                            scale=params["C"])
     if mapped:
         width = fit_map_on_source(estimator, source)
@@ -285,9 +285,9 @@ def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
     width = fit_map_on_source(estimator, source)
     k = len(estimator.classes_)
     if k == 2:
-        runs = [(LabelEncoder(estimator.classes_, "binary", factors=factors), 1)]
+        runs = [(ChunkTargets(estimator.classes_, "binary", factors=factors), 1)]
     elif multi_class == "multinomial":
-        runs = [(LabelEncoder(estimator.classes_, "index", factors=factors), k)]
+        runs = [(ChunkTargets(estimator.classes_, "index", factors=factors), k)]
     else:
         runs = [(_OneVsRest(estimator.classes_, c, factors), 1) for c in range(k)]
     coefs, intercepts, iters, converged = [], [], [], True
@@ -308,7 +308,7 @@ def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
     return estimator
 
 
-class _OneVsRest(LabelEncoder):
+class _OneVsRest(ChunkTargets):
     """``+-1`` targets of "class ``c`` against the rest"."""
 
     def __init__(self, classes, c, factors):
@@ -371,11 +371,11 @@ def partial_targets(estimator, X, y, classes, sample_weight, *, classifier, scal
                 "sklearn.utils.class_weight.compute_class_weight on the labels), or fit a "
                 "ChunkedDataset, which counts them in a first pass.")
         factors = class_factors(estimator.class_weight, estimator.classes_)
-        encoder = LabelEncoder(estimator.classes_, "plus_minus", factors=factors, scale=scale)
+        encoder = ChunkTargets(estimator.classes_, "plus_minus", factors=factors, scale=scale)
     else:
         if first:
             estimator._single_target = np.ndim(y) == 1
-        encoder = LabelEncoder(None, "regression", scale=scale)
+        encoder = ChunkTargets(None, "regression", scale=scale)
     if first:
         estimator.feature_map_ = estimator._build_feature_map().fit(X)
     Y, S = encoder(y, check_sample_weight(sample_weight, X.shape[0]))

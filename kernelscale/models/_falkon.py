@@ -23,7 +23,7 @@ from ..kernels import kernel_arguments, pairwise_kernel
 from ..solvers import ChunkedKernelOperator, falkon, falkon_solve, kernel_expansion
 from ._chunked import (
     MAP_SAMPLE_ROWS,
-    LabelEncoder,
+    ChunkTargets,
     chunked_source,
     class_factors,
     source_classes,
@@ -154,14 +154,14 @@ class _NystromKernelRidgeBase(BaseEstimator):
             factors = class_factors(self.class_weight, self.classes_)
             if balanced:
                 factors = totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
-            encoder = LabelEncoder(self.classes_, "plus_minus", factors=factors)
+            encoder = ChunkTargets(self.classes_, "plus_minus", factors=factors)
             n_rows = int(round(totals.sum()))
         else:
             _, y_sample = source.head(2)
             if y_sample is None:
                 raise ValueError("These data have no labels; a regressor needs targets.")
             self._single_target = np.ndim(y_sample) == 1
-            encoder = LabelEncoder(None, "regression")
+            encoder = ChunkTargets(None, "regression")
             n_rows = source.n_rows
         self.n_features_in_ = int(source.n_features)
         itemsize = np.dtype(self.dtype or np.float64).itemsize

@@ -12,14 +12,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from .._sources import is_dask_array
-
 from .._validation import (
-    refuse_chunked,
     check_float,
     check_int,
     check_option,
     check_sample_weight,
     iter_row_blocks,
+    refuse_chunked,
     resolve_memory_budget,
 )
 from ..kernels import check_kernel, kernel_arguments

@@ -14,9 +14,16 @@ from .._validation import (
     check_X,
     resolve_memory_budget,
 )
-from ..solvers import accumulate
+from ..solvers import accumulate, chunked_kmeans
 from ._approx import ApproxKernelMixin
-from ._chunked import chunked_source, dask_scores, fit_pca_chunked, is_dask_array
+from ._chunked import (
+    MAP_SAMPLE_ROWS,
+    chunked_source,
+    dask_scores,
+    fit_map_on_source,
+    fit_pca_chunked,
+    is_dask_array,
+)
 
 __all__ = ["ApproxKernelPCA", "ApproxKernelKMeans"]
 
@@ -265,14 +272,20 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            Chunked input: k-means++ on the features of a sample of rows, then
+            Lloyd's iterations, one pass over the chunks each. ``labels_`` is
+            then a lazy dask array for dask input, and not kept for a stream.
         y : ignored
-        sample_weight : array-like of shape (n_samples,), default=None
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
 
         Returns
         -------
         self : ApproxKernelKMeans
         """
+        source = chunked_source(self, X, None, sample_weight)
+        if source is not None:
+            return self._fit_source(source, X)
         X = check_X(self, X, reset=True)
         k = check_int("n_clusters", self.n_clusters, min_value=1)
         if k > X.shape[0]:
@@ -289,6 +302,35 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         self.n_iter_ = int(self.kmeans_.n_iter_)
         return self
 
+    def _fit_source(self, source, X):
+        """k-means++ on the features of a sample, then Lloyd's iterations over every chunk."""
+        k = check_int("n_clusters", self.n_clusters, min_value=1)
+        budget = resolve_memory_budget(self.memory_budget)
+        width = fit_map_on_source(self, source)
+        X_sample, _ = source.head(MAP_SAMPLE_ROWS, self.random_state)
+        if k > X_sample.shape[0]:
+            raise ValueError(f"n_clusters={k} is more than the {X_sample.shape[0]} samples.")
+        Z_sample = self.feature_map_.transform(X_sample)
+        start = KMeans(n_clusters=k, init=self.init, n_init=self.n_init,
+                       max_iter=self.max_iter, tol=self.tol,
+                       random_state=self.random_state).fit(Z_sample)
+        # sklearn's tol is relative to the mean feature variance
+        tol = self.tol * float(np.mean(np.var(Z_sample, axis=0, dtype=np.float64)))
+        centers, inertia, n_iter = chunked_kmeans(
+            source, self.feature_map_, start.cluster_centers_, width, max_iter=self.max_iter,
+            tol=tol, memory_budget=budget)
+        centers = centers.astype(Z_sample.dtype)
+        # a KMeans fitted on the centres themselves holds exactly these centres
+        self.kmeans_ = KMeans(n_clusters=k, init=centers, n_init=1, max_iter=1).fit(centers)
+        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.inertia_ = float(inertia)
+        self.n_iter_ = int(n_iter)
+        if is_dask_array(X):
+            self.labels_ = self.predict(X)  # lazy, like the data
+        elif hasattr(self, "labels_"):
+            del self.labels_  # a stream's labels would not fit in memory: use predict
+        return self
+
     def predict(self, X):
         """Index of the closest centre in feature space.
 
@@ -300,6 +342,8 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         -------
         labels : ndarray of shape (n_samples,)
         """
+        if is_dask_array(X):
+            return dask_scores(self, "predict", X)
         Z = self._map(X)
         return self.kmeans_.predict(Z)
 
@@ -314,6 +358,8 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         -------
         distances : ndarray of shape (n_samples, n_clusters)
         """
+        if is_dask_array(X):
+            return dask_scores(self, "transform", X)
         Z = self._map(X)
         return self.kmeans_.transform(Z)
 

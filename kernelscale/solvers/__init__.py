@@ -2,6 +2,7 @@
 
 from ._blocked import margins, rmatvec, weighted_gram
 from ._chunked import (
+    chunked_kmeans,
     chunked_logistic,
     chunked_ridge,
     chunked_squared_hinge,
@@ -29,6 +30,7 @@ __all__ = [
     "SGDState",
     "accumulate",
     "asgd_pass",
+    "chunked_kmeans",
     "chunked_logistic",
     "chunked_ridge",
     "chunked_squared_hinge",

@@ -11,7 +11,8 @@ solver on the same rows, whatever the chunking:
 - ridge: the centred statistics of :class:`RidgeStatistics`, merged exactly;
 - squared-hinge SVM: L-BFGS on the primal, one pass per evaluation, every
   one-vs-rest problem in the same pass (the objective is separable);
-- logistic regression: L-BFGS, one pass per evaluation.
+- logistic regression: L-BFGS, one pass per evaluation;
+- k-means: Lloyd's iterations, one pass each.
 """
 
 from __future__ import annotations
@@ -25,16 +26,26 @@ from ._logistic import LogisticProblem, penalised
 from ._ridge import RidgeStatistics, accumulate
 
 __all__ = [
-    "feature_blocks", "chunked_ridge", "chunked_squared_hinge", "chunked_logistic",
-    "label_weights",
+    "check_finite_chunk", "feature_blocks", "chunked_ridge", "chunked_squared_hinge",
+    "chunked_logistic", "label_weights", "chunked_kmeans",
 ]
+
+
+def check_finite_chunk(X):
+    """Refuse a chunk holding NaN or infinity (sums over it would silently be NaN)."""
+    values = X.data if sp.issparse(X) else X
+    if not np.all(np.isfinite(values)):
+        raise ValueError("A chunk of the data contains NaN or infinity; clean or impute those "
+                         "rows before fitting.")
 
 
 def feature_blocks(X, fmap, width, memory_budget):
     """Yield ``(start, stop, Z)``: the features of ``X`` in row blocks under the budget.
 
     ``fmap`` None means the raw features (dense rows as float64, CSR kept sparse).
+    A chunk holding NaN or infinity is refused (the sums would silently be NaN).
     """
+    check_finite_chunk(X)
     if fmap is None:
         if not sp.issparse(X):
             X = np.asarray(X, dtype=np.float64)
@@ -227,3 +238,60 @@ def _merge_labels(a, b):
 def label_weights(source):
     """``(classes, total sample weight of each class)`` in one pass over ``source``."""
     return source.map_reduce(_label_part, (), combine=_merge_labels)
+
+
+# ----------------------------------------------------------------- k-means
+
+def _lloyd_part(X, y, w, fmap, centers, width, budget):
+    k = centers.shape[0]
+    sums, counts, inertia = np.zeros((k, width)), np.zeros(k), 0.0
+    c_sq = np.einsum("ij,ij->i", centers, centers)
+    for start, stop, Z in feature_blocks(X, fmap, width, budget):
+        s = np.ones(stop - start) if w is None else np.asarray(w[start:stop], dtype=np.float64)
+        cross = np.asarray(Z @ centers.T.astype(Z.dtype), dtype=np.float64)
+        z_sq = np.einsum("ij,ij->i", Z, Z).astype(np.float64)
+        distance = z_sq[:, None] - 2.0 * cross + c_sq
+        labels = np.argmin(distance, axis=1)
+        inertia += float(s @ np.maximum(distance[np.arange(len(labels)), labels], 0.0))
+        # the weighted one-hot matrix sums every cluster's rows in one sparse product
+        assign = sp.csr_matrix((s.astype(Z.dtype), (labels, np.arange(len(labels)))),
+                               shape=(k, len(labels)))
+        sums += np.asarray(assign @ Z, dtype=np.float64)
+        counts += np.bincount(labels, weights=s, minlength=k)
+    return sums, counts, inertia
+
+
+def chunked_kmeans(source, fmap, centers, width, *, max_iter, tol, memory_budget):
+    """Lloyd's k-means over the chunks of ``source``, one pass per iteration.
+
+    Parameters
+    ----------
+    source : RowSource
+    fmap : fitted transformer or None
+    centers : ndarray of shape (n_clusters, width)
+        Initial centres (k-means++ on a sample, say).
+    width : int
+    max_iter : int
+    tol : float
+        Stop when the squared centre shift is at most ``tol``.
+    memory_budget : int
+
+    Returns
+    -------
+    centers : ndarray of shape (n_clusters, width)
+    inertia : float
+        Weighted sum of squared distances to the closest centre, at the last pass.
+    n_iter : int
+    """
+    shared_map = source.share(fmap)
+    centers = np.asarray(centers, dtype=np.float64)
+    inertia, n_iter, shift = 0.0, 0, np.inf
+    while n_iter < max_iter and shift > tol:
+        sums, counts, inertia = source.map_reduce(
+            _lloyd_part, (shared_map, centers, width, memory_budget))
+        # an empty cluster keeps its centre
+        new = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1e-300)[:, None], centers)
+        shift = float(np.sum((new - centers) ** 2))
+        centers = new
+        n_iter += 1
+    return centers, inertia, n_iter

@@ -406,6 +406,9 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, maxiter, tol, precon
 
 
 def _normal_part(X, y, w, spec, encode, V, budget):
+    from ._chunked import check_finite_chunk
+
+    check_finite_chunk(X)
     centers, kernel_args, dtype = spec
     Y, S = encode(y, w)
     unit = S is None or np.all(S == 1.0)

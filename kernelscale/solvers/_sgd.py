@@ -45,7 +45,7 @@ class SGDState:
 
 
 def _curvature(Z, S, loss, bias, rng, n_power=20):
-    """Largest curvature of the mean loss on these rows: ``c * lambda_max([Z, bias]^T [Z, bias] / n)``.
+    """Largest curvature of the mean loss: ``c lambda_max([Z, bias]^T [Z, bias] / n)``.
 
     Found by a few power iterations on (at most) 4096 rows. The step ``1 / curvature`` is
     the largest that gradient descent on the quadratic part takes stably; the trace
