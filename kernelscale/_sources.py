@@ -155,7 +155,21 @@ def set_worker_blas_threads(client):
     from distributed.diagnostics.plugin import WorkerPlugin
 
     plugin = type("KernelscaleBlasThreads", (_BlasThreads, WorkerPlugin), {})(threads)
-    client.register_plugin(plugin)
+    for attempt in range(3):
+        try:
+            client.register_plugin(plugin)
+            break
+        except (OSError, ValueError) as exc:
+            # a worker dying during registration (CommClosedError is an OSError): the
+            # scheduler keeps the plugin for the workers it starts next; try once more,
+            # then go on without the cap rather than fail the fit
+            if attempt == 2:
+                import warnings
+
+                warnings.warn(f"Could not cap BLAS threads on every dask worker ({exc}); "
+                              "workers may oversubscribe their cores.", RuntimeWarning,
+                              stacklevel=3)
+            time.sleep(0.5)
     client._kernelscale_blas = True
 
 
