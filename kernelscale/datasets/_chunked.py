@@ -540,6 +540,18 @@ def open_chunks(path, *, format="auto", chunk_rows=None, label_column=-1, n_feat
     Returns
     -------
     data : ChunkedDataset
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from kernelscale.datasets import open_chunks
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "data.npy")
+    ...     np.save(path, np.column_stack([np.zeros((5, 2)), [0, 1, 0, 1, 1]]))
+    ...     data = open_chunks(path, chunk_rows=2)
+    ...     [(X.shape, y.tolist()) for X, y in data]
+    [((2, 2), [0, 1]), ((2, 2), [0, 1]), ((1, 2), [1])]
     """
     formats = ("auto", "svmlight", "csv", "npy")
     if format not in formats:

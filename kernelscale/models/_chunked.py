@@ -11,8 +11,6 @@ travel to dask workers.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
@@ -25,11 +23,12 @@ from ..solvers import (
     label_weights,
     solve_ridge,
 )
+from ._multiclass import balanced_class_factors, class_factors
 
 __all__ = [
     "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",
     "fit_ridge_chunked", "fit_svm_chunked", "fit_logistic_chunked", "dask_scores",
-    "MAP_SAMPLE_ROWS", "is_dask_array", "class_factors", "fit_pca_chunked",
+    "MAP_SAMPLE_ROWS", "is_dask_array", "chunk_class_factors", "fit_pca_chunked",
     "partial_targets",
 ]
 
@@ -86,25 +85,12 @@ def source_classes(estimator, source, need_weights=False):
     return totals
 
 
-def class_factors(class_weight, classes):
-    """Per-class multipliers from a dict ``class_weight`` (ones for None / "balanced")."""
-    factors = np.ones(len(classes))
-    if class_weight is None or isinstance(class_weight, str):
-        if isinstance(class_weight, str) and class_weight != "balanced":
-            raise ValueError(f"Unknown class_weight={class_weight!r}; expected None, "
-                             "'balanced' or a dict {label: weight}.")
-        return factors
-    if not isinstance(class_weight, dict):
-        raise TypeError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}.")
-    for label, weight in class_weight.items():
-        hits = np.flatnonzero(classes == label)
-        if hits.size == 0:
-            raise ValueError(f"class_weight names label {label!r}, which is not in y "
-                             f"(classes: {list(classes)}).")
-        if not isinstance(weight, numbers.Real) or not weight >= 0:
-            raise ValueError(f"class_weight[{label!r}] must be a number >= 0, got {weight!r}.")
-        factors[hits[0]] = float(weight)
-    return factors
+def chunk_class_factors(estimator, totals):
+    """Per-class weight multipliers of a chunked fit (``totals``: class weights, for "balanced")."""
+    if isinstance(estimator.class_weight, str):
+        class_factors(estimator.class_weight, estimator.classes_)  # validates the string
+        return balanced_class_factors(totals)
+    return class_factors(estimator.class_weight, estimator.classes_)
 
 
 class ChunkTargets:
@@ -185,12 +171,10 @@ def fit_ridge_chunked(estimator, source, alpha, classifier):
     """Ridge (regressor or classifier) on a row source: one exact pass of statistics."""
     budget = resolve_memory_budget(estimator.memory_budget)
     if classifier:
-        balanced = isinstance(estimator.class_weight, str)
-        totals = source_classes(estimator, source, need_weights=balanced)
-        factors = class_factors(estimator.class_weight, estimator.classes_)
-        if balanced:
-            factors = totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
-        encoder = ChunkTargets(estimator.classes_, "plus_minus", factors=factors)
+        totals = source_classes(estimator, source,
+                                need_weights=isinstance(estimator.class_weight, str))
+        encoder = ChunkTargets(estimator.classes_, "plus_minus",
+                               factors=chunk_class_factors(estimator, totals))
         n_targets = 1 if len(estimator.classes_) == 2 else len(estimator.classes_)
     else:
         _, y_sample = source.head(2)
@@ -277,11 +261,9 @@ def _warn_unconverged(estimator, converged, max_iter):
 def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
     """Kernel logistic regression on a row source by L-BFGS over chunks."""
     budget = resolve_memory_budget(estimator.memory_budget)
-    balanced = isinstance(estimator.class_weight, str)
-    totals = source_classes(estimator, source, need_weights=balanced)
-    factors = class_factors(estimator.class_weight, estimator.classes_)
-    if balanced:
-        factors = totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
+    totals = source_classes(estimator, source,
+                            need_weights=isinstance(estimator.class_weight, str))
+    factors = chunk_class_factors(estimator, totals)
     width = fit_map_on_source(estimator, source)
     k = len(estimator.classes_)
     if k == 2:

@@ -24,8 +24,8 @@ from ..solvers import ChunkedKernelOperator, falkon, falkon_solve, kernel_expans
 from ._chunked import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
+    chunk_class_factors,
     chunked_source,
-    class_factors,
     source_classes,
 )
 from ._multiclass import (
@@ -149,12 +149,9 @@ class _NystromKernelRidgeBase(BaseEstimator):
         start = time.perf_counter()
         p = self._solver_params()
         if classifier:
-            balanced = isinstance(self.class_weight, str)
             totals = source_classes(self, source, need_weights=True)
-            factors = class_factors(self.class_weight, self.classes_)
-            if balanced:
-                factors = totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
-            encoder = ChunkTargets(self.classes_, "plus_minus", factors=factors)
+            encoder = ChunkTargets(self.classes_, "plus_minus",
+                                   factors=chunk_class_factors(self, totals))
             n_rows = int(round(totals.sum()))
         else:
             _, y_sample = source.head(2)

@@ -23,10 +23,10 @@ from .._validation import (
     iter_row_blocks,
     resolve_memory_budget,
 )
-from ._chunked import dask_scores
 
 __all__ = [
-    "encode_labels", "base_weights", "class_balanced_weights", "plus_minus_targets",
+    "encode_labels", "base_weights", "class_factors", "balanced_class_factors",
+    "class_balanced_weights", "plus_minus_targets",
     "ovr_targets", "balanced_factors", "linear_scores", "fitted_scores",
     "ClassifierShell", "RegressorShell", "classifier_data",
 ]
@@ -50,18 +50,27 @@ def base_weights(class_weight, classes, y_index, sample_weight):
     Returns ``(weights, balanced)``; ``balanced`` is True for ``"balanced"``, which
     is applied per binary problem by :func:`ovr_targets`.
     """
+    factors = class_factors(class_weight, classes)
+    return sample_weight * factors[y_index], isinstance(class_weight, str)
+
+
+def class_factors(class_weight, classes):
+    """Per-class multipliers of a dict ``class_weight`` (ones for None and "balanced").
+
+    Raises for an unknown string, a label not in ``classes`` or a negative weight.
+    """
+    factors = np.ones(len(classes))
     if class_weight is None:
-        return sample_weight.copy(), False
+        return factors
     if isinstance(class_weight, str):
         if class_weight != "balanced":
             raise ValueError(
                 f"Unknown class_weight={class_weight!r}; expected None, 'balanced' or a "
                 "dict {label: weight}."
             )
-        return sample_weight.copy(), True
+        return factors
     if not isinstance(class_weight, dict):
         raise TypeError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}.")
-    factors = np.ones(len(classes))
     for label, weight in class_weight.items():
         hits = np.flatnonzero(classes == label)
         if hits.size == 0:
@@ -72,7 +81,12 @@ def base_weights(class_weight, classes, y_index, sample_weight):
         if not isinstance(weight, numbers.Real) or not weight >= 0:
             raise ValueError(f"class_weight[{label!r}] must be a number >= 0, got {weight!r}.")
         factors[hits[0]] = float(weight)
-    return sample_weight * factors[y_index], False
+    return factors
+
+
+def balanced_class_factors(totals):
+    """``total / (n_classes * total_c)``: the factors that give every class equal weight."""
+    return totals.sum() / (len(totals) * np.maximum(totals, 1e-300))
 
 
 def classifier_data(estimator, X, y, sample_weight):
@@ -92,8 +106,7 @@ def class_balanced_weights(class_weight, classes, y_index, sample_weight):
     """Sample weights times class weights; "balanced" equalises the classes' totals."""
     if isinstance(class_weight, str) and class_weight == "balanced":
         counts = np.bincount(y_index, weights=sample_weight, minlength=len(classes))
-        factors = sample_weight.sum() / (len(classes) * np.maximum(counts, 1e-300))
-        return sample_weight * factors[y_index]
+        return sample_weight * balanced_class_factors(counts)[y_index]
     weights, _ = base_weights(class_weight, classes, y_index, sample_weight)
     return weights
 
@@ -164,6 +177,8 @@ class ClassifierShell:
             For two classes, positive scores favour ``classes_[1]``.
         """
         if is_dask_array(X):
+            from ._chunked import dask_scores
+
             return dask_scores(self, "decision_function", X)
         scores = fitted_scores(self, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
@@ -180,6 +195,8 @@ class ClassifierShell:
         y_pred : ndarray of shape (n_samples,)
         """
         if is_dask_array(X):
+            from ._chunked import dask_scores
+
             return dask_scores(self, "predict", X)
         scores = self.decision_function(X)
         if scores.ndim == 1:
@@ -209,6 +226,8 @@ class RegressorShell:
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         if is_dask_array(X):
+            from ._chunked import dask_scores
+
             return dask_scores(self, "predict", X)
         out = fitted_scores(self, X)
         return out.ravel() if self._single_target else out
