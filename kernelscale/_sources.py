@@ -71,13 +71,10 @@ class StreamSource(RowSource):
     Parameters
     ----------
     dataset : ChunkedDataset
-    progress : callable, default=None
-        ``progress(rows)`` after each chunk with the rows it held.
     """
 
-    def __init__(self, dataset, progress=None):
+    def __init__(self, dataset):
         self.dataset = dataset
-        self.progress = progress
         self.n_features = dataset.n_features
 
     def map_reduce(self, func, shared=(), combine=add_results):
@@ -85,8 +82,6 @@ class StreamSource(RowSource):
         for X, y in self.dataset:
             part = func(X, y, None, *shared)
             total = part if total is None else combine(total, part)
-            if self.progress is not None:
-                self.progress(X.shape[0])
         return total
 
     def iter_chunks(self):
@@ -139,9 +134,6 @@ class _BlasThreads:
         limit = max(1, (os.cpu_count() or 1) // max(busy, 1))
         worker.kernelscale_blas_limit = threadpool_limits(limits=limit)  # kept: stays in force
         worker.kernelscale_blas_threads = limit
-
-    def teardown(self, worker):
-        pass
 
 
 def set_worker_blas_threads(client):
