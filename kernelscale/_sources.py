@@ -89,9 +89,9 @@ class StreamSource(RowSource):
             yield X, y, None
 
     def head(self, n_rows, random_state=None):
-        # The first rows, not a random sample: a random sample would cost a full
-        # pass over a file that may take minutes to read.
-        return self.dataset.head(n_rows)
+        # random rows where the data set can read them cheaply (.npy, arrays), else
+        # the first rows: a random sample of a text file would cost a full pass
+        return self.dataset.sample(n_rows, random_state)
 
     def classes(self):
         return self.dataset.classes()

@@ -498,6 +498,9 @@ class _CountedChunks(ChunkedDataset):
     def head(self, n_rows):
         return self.inner.head(n_rows)
 
+    def sample(self, n_rows, random_state=None):
+        return self.inner.sample(n_rows, random_state)
+
     def classes(self):
         return self.inner.classes()
 

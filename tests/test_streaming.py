@@ -432,3 +432,17 @@ def test_streamed_kernel_kmeans_finds_the_in_memory_clusters():
     assert streamed.inertia_ == pytest.approx(memory.inertia_, rel=1e-3)
     assert not hasattr(streamed, "labels_")
     assert streamed.transform(X[:3]).shape == (3, 4)
+
+
+def test_npy_map_sample_is_random_rows(tmp_path):
+    """A file sorted by label still gives the map rows of both classes."""
+    X, y = make_nonlinear_problem(3000)
+    order = np.argsort(y, kind="stable")
+    path = tmp_path / "sorted.npy"
+    np.save(path, np.column_stack([X[order], y[order]]))
+    data = NpyChunks(path, chunk_rows=500)
+    Xs, ys = data.sample(400, random_state=0)
+    assert Xs.shape == (400, 28) and set(ys.tolist()) == {0, 1}
+    rows = np.sort(np.random.RandomState(0).choice(3000, 400, replace=False))
+    np.testing.assert_array_equal(Xs, X[order][rows])
+    assert set(data.head(400)[1].tolist()) == {0}  # the first rows are one class

@@ -117,6 +117,14 @@ class ChunkedDataset:
         y = None if parts_y[0] is None else np.concatenate(parts_y)
         return X, y
 
+    def sample(self, n_rows, random_state=None):
+        """Rows ``(X, y)`` to fit a feature map on.
+
+        The first ``n_rows`` rows here, since a random sample of a text file would
+        cost a full pass; readers that can read random rows cheaply override this.
+        """
+        return self.head(n_rows)
+
     def classes(self):
         """Sorted distinct labels (one pass over the data, cached)."""
         if not self.has_labels:
@@ -128,6 +136,14 @@ class ChunkedDataset:
                 seen = found if seen is None else np.union1d(seen, found)
             self._classes = seen
         return self._classes
+
+
+def _random_rows(n, n_rows, random_state):
+    from sklearn.utils import check_random_state
+
+    if n_rows >= n:
+        return np.arange(n)
+    return np.sort(check_random_state(random_state).choice(n, n_rows, replace=False))
 
 
 class ArrayChunks(ChunkedDataset):
@@ -165,6 +181,11 @@ class ArrayChunks(ChunkedDataset):
 
     def _describe(self):
         return f"{self.X.shape[0]} x {self.n_features}"
+
+    def sample(self, n_rows, random_state=None):
+        """``n_rows`` rows drawn at random (all rows, in order, when there are fewer)."""
+        rows = _random_rows(self.X.shape[0], n_rows, random_state)
+        return self.X[rows], (None if self.y is None else self.y[rows])
 
     def _chunks(self):
         for start in range(0, self.X.shape[0], self.chunk_rows):
@@ -234,6 +255,24 @@ class NpyChunks(ChunkedDataset):
 
     def _describe(self):
         return repr(str(self.path))
+
+    def sample(self, n_rows, random_state=None):
+        """``n_rows`` rows drawn at random (all rows, in order, when there are fewer).
+
+        They are read through a memory map that is closed again, touching only the
+        pages that hold them: a file sorted by label still gives every class its
+        share of landmarks.
+        """
+        rows = _random_rows(self.shape[0], n_rows, random_state)
+        array = np.load(self.path, mmap_mode="r")
+        try:
+            block = np.array(array[rows])
+        finally:
+            del array
+        dtype = self.file_dtype if self.file_dtype.kind == "f" else np.float64
+        X = np.ascontiguousarray(block[:, self._columns], dtype=dtype)
+        y = None if self.label_at is None else _tidy_labels(block[:, self.label_at])
+        return X, y
 
     def _blocks(self, rows):
         width = self.shape[1]
