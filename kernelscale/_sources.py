@@ -14,6 +14,7 @@ dask is optional: nothing here imports it unless a dask array was passed in.
 
 from __future__ import annotations
 
+import abc
 import os
 import sys
 import time
@@ -39,30 +40,30 @@ def add_results(a, b):
     return a + b
 
 
-class RowSource:
+class RowSource(abc.ABC):
     """Rows of ``(X, y, sample_weight)`` that solvers see only through sums over chunks."""
 
     n_features: int
 
+    @abc.abstractmethod
     def map_reduce(self, func, shared=(), combine=add_results):
         """Return the combination over all chunks of ``func(X, y, w, *shared)``."""
-        raise NotImplementedError
 
     def share(self, obj):
         """A handle for ``obj`` to pass in ``shared`` on every pass (sent to workers once)."""
         return obj
 
+    @abc.abstractmethod
     def iter_chunks(self):
         """Yield ``(X, y, w)`` chunk after chunk into this process (for online solvers)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def head(self, n_rows, random_state=None):
         """Rows ``(X, y)`` (at most ``n_rows``) to fit a feature map or choose centres on."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def classes(self):
         """Sorted distinct labels."""
-        raise NotImplementedError
 
 
 class StreamSource(RowSource):
@@ -262,13 +263,9 @@ class DaskSource(RowSource):
             yield dask.compute(xb, yb, wb)
 
     def head(self, n_rows, random_state=None):
-        from sklearn.utils import check_random_state
+        from .datasets import random_rows
 
-        n = self.X.shape[0]
-        if n_rows >= n:
-            rows = np.arange(n)
-        else:
-            rows = np.sort(check_random_state(random_state).choice(n, n_rows, replace=False))
+        rows = random_rows(self.X.shape[0], n_rows, random_state)
         X = self.X[rows].compute()
         y = None if self.y is None else np.asarray(self.y[rows].compute())
         return X, y

@@ -452,27 +452,40 @@ def _run_fit(args):
         accuracy = float(np.mean(estimator.predict(X_eval) == y_eval))
         timings["predict_s"] = time.perf_counter() - start
         advance("writing model file")
-        metadata = {
-            "model": args.model, "params": _json_safe(estimator.get_params()),
-            "data": {**spec, "source": str(args.train), "n_samples": int(X.shape[0]),
-                     "n_features": int(X.shape[1])},
-            "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
-            **{k: float(v) for k, v in timings.items()},
-            "command": "kernelscale " + " ".join(shlex.quote(a) for a in args.argv),
-        }
-        save_model(estimator, output, metadata=metadata)
+        _save_fit(args, estimator, output, accuracy, timings,
+                  {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
         advance()
+    lines = [f"train: {args.train}: {_describe(X, y)}"]
+    if args.test:
+        lines.append(f"test:  {args.test}: {X_test.shape[0]} rows")
+    _print_fit(caught, lines, estimator, f"fit {timings['fit_s']:.2f} s, predict "
+               f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
+               f"{timings['load_s']:.2f} s", args, accuracy, output)
+    return 0
+
+
+def _save_fit(args, estimator, output, accuracy, timings, data):
+    """Write the model file with the fit's metadata (predict / evaluate read it back)."""
+    metadata = {
+        "model": args.model, "params": _json_safe(estimator.get_params()),
+        "data": {**_data_spec(args), "source": str(args.train), **data},
+        "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
+        **{k: float(v) for k, v in timings.items()},
+        "command": "kernelscale " + " ".join(shlex.quote(a) for a in args.argv),
+    }
+    save_model(estimator, output, metadata=metadata)
+
+
+def _print_fit(caught, data_lines, estimator, timing_line, args, accuracy, output):
+    """The fit's summary: warnings once each, the data, the model, times, accuracy."""
     for message in dict.fromkeys(str(w.message) for w in caught):
         print(f"kernelscale: warning: {message}", file=sys.stderr)
-    print(f"train: {args.train}: {_describe(X, y)}")
-    if args.test:
-        print(f"test:  {args.test}: {X_test.shape[0]} rows")
+    for line in data_lines:
+        print(line)
     print(f"model: {estimator!r}")
-    print(f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s "
-          f"({X_eval.shape[0]} rows), load {timings['load_s']:.2f} s")
+    print(timing_line)
     print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
     print(f"model written to {output}")
-    return 0
 
 
 _STREAM_MODELS = ("approx-svc", "linear-svc", "ridge", "logistic", "falkon", "dsgd")
@@ -552,26 +565,15 @@ def _run_fit_stream(args, estimator, output):
         start = time.perf_counter()
         accuracy, n_eval = _stream_accuracy(estimator, test if test is not None else train)
         timings["predict_s"] = time.perf_counter() - start
-        metadata = {
-            "model": args.model, "params": _json_safe(estimator.get_params()),
-            "data": {**spec, "source": str(args.train), "n_samples": int(counted.n_samples),
-                     "n_features": int(train.n_features), "streamed": True,
-                     "chunk_rows": int(train.chunk_rows)},
-            "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
-            **{k: float(v) for k, v in timings.items()},
-            "command": "kernelscale " + " ".join(shlex.quote(a) for a in args.argv),
-        }
-        save_model(estimator, output, metadata=metadata)
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"kernelscale: warning: {message}", file=sys.stderr)
-    print(f"train: {args.train}: {counted.n_samples} rows x {train.n_features} features, "
-          f"streamed in chunks of {train.chunk_rows} rows, {counted.passes} "
-          f"pass{'es' if counted.passes != 1 else ''} over the data, "
-          f"{len(estimator.classes_)} classes")
-    print(f"model: {estimator!r}")
-    print(f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s ({n_eval} rows)")
-    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
-    print(f"model written to {output}")
+        _save_fit(args, estimator, output, accuracy, timings,
+                  {"n_samples": int(counted.n_samples), "n_features": int(train.n_features),
+                   "streamed": True, "chunk_rows": int(train.chunk_rows)})
+    passes = f"{counted.passes} pass{'es' if counted.passes != 1 else ''}"
+    _print_fit(caught, [f"train: {args.train}: {counted.n_samples} rows x {train.n_features} "
+                        f"features, streamed in chunks of {train.chunk_rows} rows, {passes} "
+                        f"over the data, {len(estimator.classes_)} classes"],
+               estimator, f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s "
+               f"({n_eval} rows)", args, accuracy, output)
     return 0
 
 

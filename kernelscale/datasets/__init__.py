@@ -16,6 +16,7 @@ from ._chunked import (
     SvmlightChunks,
     default_chunk_rows,
     open_chunks,
+    random_rows,
 )
 from ._loaders import (
     DATASETS,
@@ -39,5 +40,5 @@ __all__ = [
     "load_mnist_idx", "load_mnist10k", "load_dataset", "load_data", "guess_format",
     "make_seed000_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
-    "NonlinearChunks", "open_chunks", "default_chunk_rows",
+    "NonlinearChunks", "open_chunks", "default_chunk_rows", "random_rows",
 ]

@@ -29,7 +29,7 @@ from ._loaders import (
 
 __all__ = [
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
-    "NonlinearChunks", "open_chunks", "default_chunk_rows",
+    "NonlinearChunks", "open_chunks", "default_chunk_rows", "random_rows",
 ]
 
 
@@ -138,7 +138,15 @@ class ChunkedDataset:
         return self._classes
 
 
-def _random_rows(n, n_rows, random_state):
+def random_rows(n, n_rows, random_state=None):
+    """Sorted indices of ``n_rows`` of ``n`` rows drawn at random (all rows when fewer).
+
+    Examples
+    --------
+    >>> from kernelscale.datasets import random_rows
+    >>> random_rows(5, 10).tolist()
+    [0, 1, 2, 3, 4]
+    """
     from sklearn.utils import check_random_state
 
     if n_rows >= n:
@@ -184,7 +192,7 @@ class ArrayChunks(ChunkedDataset):
 
     def sample(self, n_rows, random_state=None):
         """``n_rows`` rows drawn at random (all rows, in order, when there are fewer)."""
-        rows = _random_rows(self.X.shape[0], n_rows, random_state)
+        rows = random_rows(self.X.shape[0], n_rows, random_state)
         return self.X[rows], (None if self.y is None else self.y[rows])
 
     def _chunks(self):
@@ -263,7 +271,7 @@ class NpyChunks(ChunkedDataset):
         pages that hold them: a file sorted by label still gives every class its
         share of landmarks.
         """
-        rows = _random_rows(self.shape[0], n_rows, random_state)
+        rows = random_rows(self.shape[0], n_rows, random_state)
         array = np.load(self.path, mmap_mode="r")
         try:
             block = np.array(array[rows])

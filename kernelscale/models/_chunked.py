@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._sources import dask_map_rows, is_dask_array, row_source
 from .._validation import resolve_memory_budget
 from ..solvers import (
+    check_finite_chunk,
     chunked_logistic,
     chunked_ridge,
     chunked_squared_hinge,
@@ -54,21 +55,12 @@ def fit_map_on_source(estimator, source):
     size = int(getattr(estimator, estimator._map_size_param))
     rows = max(MAP_SAMPLE_ROWS, 10 * size)
     X_sample, _ = source.head(rows, getattr(estimator, "random_state", None))
-    _check_finite_sample(X_sample)
+    check_finite_chunk(X_sample)
     estimator.feature_map_ = estimator._build_feature_map().fit(X_sample)
     width = getattr(estimator.feature_map_, "_n_features_out", None)
     if width is None:
         width = estimator.feature_map_.transform(X_sample[:1]).shape[1]
     return int(width)
-
-
-def _check_finite_sample(X):
-    import scipy.sparse as sp
-
-    values = X.data if sp.issparse(X) else np.asarray(X)
-    if not np.all(np.isfinite(values)):
-        raise ValueError("The data contain NaN or infinity (found in the rows sampled to fit "
-                         "the feature map); clean or impute them before fitting.")
 
 
 def source_classes(estimator, source, need_weights=False):
@@ -177,11 +169,8 @@ def fit_ridge_chunked(estimator, source, alpha, classifier):
                                factors=chunk_class_factors(estimator, totals))
         n_targets = 1 if len(estimator.classes_) == 2 else len(estimator.classes_)
     else:
-        _, y_sample = source.head(2)
-        if y_sample is None:
-            raise ValueError("These data have no labels; a regressor needs targets.")
-        n_targets = 1 if np.ndim(y_sample) == 1 else np.shape(y_sample)[1]
-        estimator._single_target = np.ndim(y_sample) == 1
+        # chunked targets are 1-D (the readers and DaskSource only accept those)
+        n_targets, estimator._single_target = 1, True
         encoder = ChunkTargets(None, "regression")
     width = fit_map_on_source(estimator, source)
     stats = chunked_ridge(source, estimator.feature_map_, encoder, width, n_targets, budget)
@@ -277,7 +266,7 @@ def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
         coef, intercept, n_iter, ok = chunked_logistic(
             source, estimator.feature_map_, encoder, width, columns, C=C,
             fit_intercept=bool(estimator.fit_intercept), tol=tol, max_iter=max_iter,
-            memory_budget=budget, callback=_printer(estimator))
+            memory_budget=budget, verbose=estimator.verbose)
         coefs.append(coef)
         intercepts.append(intercept)
         iters.append(n_iter)

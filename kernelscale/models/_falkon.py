@@ -154,10 +154,7 @@ class _NystromKernelRidgeBase(BaseEstimator):
                                    factors=chunk_class_factors(self, totals))
             n_rows = int(round(totals.sum()))
         else:
-            _, y_sample = source.head(2)
-            if y_sample is None:
-                raise ValueError("These data have no labels; a regressor needs targets.")
-            self._single_target = np.ndim(y_sample) == 1
+            self._single_target = True  # chunked targets are 1-D
             encoder = ChunkTargets(None, "regression")
             n_rows = source.n_rows
         self.n_features_in_ = int(source.n_features)

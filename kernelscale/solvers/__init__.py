@@ -2,6 +2,7 @@
 
 from ._blocked import margins, rmatvec, weighted_gram
 from ._chunked import (
+    check_finite_chunk,
     chunked_kmeans,
     chunked_logistic,
     chunked_ridge,
@@ -29,6 +30,7 @@ __all__ = [
     "RidgeStatistics",
     "SGDState",
     "accumulate",
+    "check_finite_chunk",
     "asgd_pass",
     "chunked_kmeans",
     "chunked_logistic",

@@ -18,11 +18,11 @@ solver on the same rows, whatever the chunking:
 from __future__ import annotations
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 
 from .._validation import iter_row_blocks, sparse_row_bytes
-from ._logistic import LogisticProblem, penalised
+from ._logistic import LogisticProblem, ParameterLayout, fit_logistic, penalised
+from ._primal import lbfgs_relative
 from ._ridge import RidgeStatistics, accumulate
 
 __all__ = [
@@ -135,30 +135,24 @@ def chunked_squared_hinge(source, fmap, encode, width, n_problems, *, bias, tol,
     """
     shared_map = source.share(fmap)
     shape = (width + 1, n_problems)
-    counter = {"it": 0}
+
+    last = {}
 
     def fun(x):
-        W = x.reshape(shape)
+        # L-BFGS starts by evaluating x0, which grad0 below has just done: one pass saved
+        if "x" in last and np.array_equal(last["x"], x):
+            return last["value"], last["grad"].copy()
         value, grad = source.map_reduce(
-            _hinge_part, (shared_map, encode, W, bias, width, memory_budget))
-        return 0.5 * float(x @ x) + value, (x + grad.ravel())
+            _hinge_part, (shared_map, encode, x.reshape(shape), bias, width, memory_budget))
+        last.update(x=x.copy(), value=0.5 * float(x @ x) + value, grad=x + grad.ravel())
+        return last["value"], last["grad"].copy()
 
     x0 = np.zeros(shape[0] * shape[1])
-    f0, g0 = fun(x0)
-    grad0 = float(np.linalg.norm(g0))
-
-    def on_iteration(intermediate_result):
-        counter["it"] += 1
-        if callback is not None:
-            callback(counter["it"], {"objective": float(intermediate_result.fun)})
-
-    result = scipy.optimize.minimize(
-        fun, x0, jac=True, method="L-BFGS-B", callback=on_iteration,
-        options={"maxiter": max_iter, "gtol": tol * max(grad0, 1e-300) / np.sqrt(x0.size),
-                 "ftol": 0.0, "maxcor": 20},
-    )
-    converged = float(np.linalg.norm(result.jac)) <= tol * max(grad0, 1e-300) * 1.0001
-    return result.x.reshape(shape), int(result.nit), bool(converged or result.success)
+    # at zero every margin is 0: the objective's gradient there is the reference
+    grad0 = float(np.linalg.norm(fun(x0)[1]))
+    x, n_iter, converged = lbfgs_relative(fun, x0, grad0=grad0, tol=tol, max_iter=max_iter,
+                                          callback=callback)
+    return x.reshape(shape), n_iter, converged
 
 
 # ---------------------------------------------------------------- logistic
@@ -176,12 +170,31 @@ def _logistic_part(X, y, w, fmap, encode, coef, intercept, width, budget):
     return loss, grad_coef, grad_b, float(S.sum())
 
 
+class ChunkedLogisticProblem(ParameterLayout):
+    """:class:`LogisticProblem`'s ``loss_grad`` / ``unpack`` with every evaluation a pass
+    over the chunks of a row source, for :func:`fit_logistic`."""
+
+    def __init__(self, source, fmap, encode, width, n_columns, C, fit_intercept, memory_budget):
+        self.source, self.encode = source, encode
+        self.shared_map = source.share(fmap)
+        self.d, self.k = width, n_columns
+        self.C, self.fit_intercept, self.memory_budget = C, fit_intercept, memory_budget
+
+    def loss_grad(self, x):
+        coef, intercept = self.unpack(x)
+        loss, grad_coef, grad_b, total = self.source.map_reduce(
+            _logistic_part, (self.shared_map, self.encode, coef, intercept, self.d,
+                             self.memory_budget))
+        return penalised(loss, grad_coef, grad_b, coef, total, self.C, self.fit_intercept)
+
+
 def chunked_logistic(source, fmap, encode, width, n_columns, *, C, fit_intercept, tol,
-                     max_iter, memory_budget, callback=None):
+                     max_iter, memory_budget, verbose=0):
     """L2-regularised logistic regression (binary or multinomial) by L-BFGS over chunks.
 
-    Same objective and scaling as :class:`LogisticProblem`; ``encode`` returns
-    ``(targets, weights)`` with targets ``+-1`` (one column) or class indices.
+    Same objective, scaling and stopping rule as :func:`fit_logistic` on a
+    :class:`LogisticProblem`; ``encode`` returns ``(targets, weights)`` with
+    targets ``+-1`` (one column) or class indices.
 
     Returns
     -------
@@ -190,32 +203,9 @@ def chunked_logistic(source, fmap, encode, width, n_columns, *, C, fit_intercept
     n_iter : int
     converged : bool
     """
-    shared_map = source.share(fmap)
-    shape = (width + 1, n_columns)
-    counter = {"it": 0}
-
-    def fun(x):
-        W = x.reshape(shape)
-        intercept = W[width] if fit_intercept else np.zeros(n_columns)
-        loss, grad_coef, grad_b, total = source.map_reduce(
-            _logistic_part, (shared_map, encode, W[:width], intercept, width, memory_budget))
-        return penalised(loss, grad_coef, grad_b, W[:width], total, C, fit_intercept)
-
-    def on_iteration(intermediate_result):
-        counter["it"] += 1
-        if callback is not None:
-            callback(counter["it"], {"objective": float(intermediate_result.fun)})
-
-    result = scipy.optimize.minimize(
-        fun, np.zeros(shape[0] * shape[1]), jac=True, method="L-BFGS-B",
-        callback=on_iteration,
-        options={"maxiter": max_iter, "gtol": tol, "ftol": 64 * np.finfo(float).eps,
-                 "maxls": 50},
-    )
-    W = result.x.reshape(shape)
-    intercept = W[width] if fit_intercept else np.zeros(n_columns)
-    converged = bool(result.success) or result.nit < max_iter
-    return W[:width].T.copy(), np.array(intercept, dtype=float), int(result.nit), converged
+    problem = ChunkedLogisticProblem(source, fmap, encode, width, n_columns, C, fit_intercept,
+                                     memory_budget)
+    return fit_logistic(problem, solver="lbfgs", tol=tol, max_iter=max_iter, verbose=verbose)
 
 
 # ------------------------------------------------------------------ labels

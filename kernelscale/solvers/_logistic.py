@@ -20,10 +20,27 @@ from scipy.special import expit, log_expit, logsumexp
 
 from .._validation import iter_row_blocks, sparse_row_bytes
 
-__all__ = ["LogisticProblem", "fit_logistic", "penalised"]
+__all__ = ["LogisticProblem", "ParameterLayout", "fit_logistic", "penalised"]
 
 
-class LogisticProblem:
+class ParameterLayout:
+    """The flat parameter vector of ``d`` weights and an intercept per column (``k``)."""
+
+    d: int
+    k: int
+    fit_intercept: bool
+
+    @property
+    def n_params(self):
+        return (self.d + 1) * self.k
+
+    def unpack(self, x):
+        """``(coef of shape (d, k), intercept of shape (k,))`` views of ``x``."""
+        W = x.reshape(self.d + 1, self.k)
+        return W[: self.d], (W[self.d] if self.fit_intercept else np.zeros(self.k))
+
+
+class LogisticProblem(ParameterLayout):
     """Loss, gradient and Hessian-vector products of regularised logistic regression.
 
     Parameters
@@ -55,14 +72,6 @@ class LogisticProblem:
         self._cache_x = None
         self._cache_curvature = None
         self._cache_fx = None
-
-    @property
-    def n_params(self):
-        return (self.d + 1) * self.k
-
-    def unpack(self, x):
-        W = x.reshape(self.d + 1, self.k)
-        return W[: self.d], (W[self.d] if self.fit_intercept else np.zeros(self.k))
 
     def _margins(self, Zb, coef, intercept):
         return np.asarray(Zb @ coef, dtype=np.float64) + intercept

@@ -21,7 +21,9 @@ import scipy.optimize
 
 from ._blocked import margins, rmatvec, weighted_gram
 
-__all__ = ["squared_hinge_objective", "squared_hinge_newton", "squared_hinge_lbfgs"]
+__all__ = [
+    "squared_hinge_objective", "squared_hinge_newton", "squared_hinge_lbfgs", "lbfgs_relative",
+]
 
 
 def squared_hinge_objective(Z, y, C, w, bias, memory_budget, m=None):
@@ -168,10 +170,35 @@ def squared_hinge_lbfgs(
     n, d = Z.shape
     w = np.zeros(d + 1) if w0 is None else np.array(w0, dtype=np.float64)
     grad0 = np.linalg.norm(2.0 * rmatvec(Z, C * y, bias, memory_budget))
-    counter = {"it": 0}
 
     def fun(v):
         return squared_hinge_objective(Z, y, C, v, bias, memory_budget)
+
+    return lbfgs_relative(fun, w, grad0=grad0, tol=tol, max_iter=max_iter, callback=callback)
+
+
+def lbfgs_relative(fun, x0, *, grad0, tol, max_iter, callback=None):
+    """L-BFGS (scipy) until ``||grad|| <= tol * grad0``: the squared-hinge stopping rule.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> (value, gradient)``.
+    x0 : ndarray
+    grad0 : float
+        Reference gradient norm (the gradient at zero).
+    tol : float
+    max_iter : int
+    callback : callable, default=None
+        ``callback(iteration, {"objective": value})`` after every iteration.
+
+    Returns
+    -------
+    x : ndarray
+    n_iter : int
+    converged : bool
+    """
+    counter = {"it": 0}
 
     def on_iteration(intermediate_result):
         counter["it"] += 1
@@ -179,8 +206,8 @@ def squared_hinge_lbfgs(
             callback(counter["it"], {"objective": float(intermediate_result.fun)})
 
     result = scipy.optimize.minimize(
-        fun, w, jac=True, method="L-BFGS-B", callback=on_iteration,
-        options={"maxiter": max_iter, "gtol": tol * max(grad0, 1e-300) / np.sqrt(d + 1),
+        fun, x0, jac=True, method="L-BFGS-B", callback=on_iteration,
+        options={"maxiter": max_iter, "gtol": tol * max(grad0, 1e-300) / np.sqrt(x0.size),
                  "ftol": 0.0, "maxcor": 20},
     )
     grad_norm = np.linalg.norm(result.jac)
