@@ -13,6 +13,7 @@ from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidg
 from kernelscale.datasets import data_dir, load_mnist10k
 from kernelscale.models._falkon import AUTO_PENALTY, auto_n_centers
 from kernelscale.solvers._falkon import FalkonPreconditioner, _upper_cholesky, conjugate_gradient
+from kernelscale.solvers._skinny import normal_product, solve_upper
 
 
 @pytest.fixture
@@ -237,6 +238,46 @@ def test_preconditioner_is_exact_inverse_for_all_centres():
     B = pc.apply(np.eye(50))
     H = K @ K / 50 + lam * (K + pc.jitter * np.eye(50))
     np.testing.assert_allclose(B.T @ H @ B, np.eye(50), atol=1e-6)
+
+
+# Shapes that exercise the four-row / four-column blocks and their remainders,
+# one target, more threads than rows, and fewer rows than a flush.
+SKINNY_SHAPES = [(1, 1, 1), (3, 2, 1), (7, 5, 3), (64, 4, 2), (130, 9, 10), (517, 33, 4)]
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize("n, m, t", SKINNY_SHAPES)
+@pytest.mark.parametrize("with_v, with_y, with_w", [
+    (True, False, False), (True, True, True), (False, True, False), (False, True, True),
+])
+def test_normal_product_matches_float64_gemm(dtype, rtol, n, m, t, with_v, with_y, with_w):
+    rng = np.random.default_rng(n + m + t)
+    K = rng.random((n, m))
+    V = rng.normal(size=(m, t)) if with_v else None
+    Y = rng.normal(size=(n, t)) if with_y else None
+    w = rng.random(n) if with_w else None
+    R = (K @ V if with_v else 0.0) + (Y if with_y else 0.0)
+    expected = K.T @ (R * (w[:, None] if with_w else 1.0))
+    out = normal_product(
+        K.astype(dtype), None if V is None else V.astype(dtype),
+        None if Y is None else Y.astype(dtype), None if w is None else w.astype(dtype),
+    )
+    assert out.dtype == np.float64 and out.shape == (m, t)
+    np.testing.assert_allclose(out, expected, rtol=rtol, atol=rtol * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-4), (np.float64, 1e-11)])
+@pytest.mark.parametrize("m, t", [(1, 1), (2, 3), (5, 1), (8, 2), (67, 10), (300, 7)])
+@pytest.mark.parametrize("trans", [False, True])
+def test_solve_upper_matches_lapack(dtype, rtol, m, t, trans):
+    rng = np.random.default_rng(m * 10 + t)
+    A = rng.normal(size=(m, m))
+    R = np.linalg.cholesky(A @ A.T / m + np.eye(m)).T  # upper, well conditioned
+    R_stored = np.asfortranarray(R + np.tril(rng.normal(size=(m, m)), -1))  # lower is ignored
+    B = rng.normal(size=(m, t))
+    X = solve_upper(R_stored.astype(dtype), B, trans=trans)
+    assert X.dtype == dtype and X.shape == (m, t)
+    np.testing.assert_allclose((R.T if trans else R) @ X, B, rtol=rtol, atol=rtol * np.abs(B).max())
 
 
 mnist_missing = data_dir() is None or not (data_dir() / "t10k-images-idx3-ubyte.gz").exists()

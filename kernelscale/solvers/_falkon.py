@@ -25,34 +25,20 @@ import time
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import ThreadpoolController
 
 from .._validation import MemoryBudgetError, iter_row_blocks
 from ..kernels import pairwise_kernel
 from ..kernels._blocks import _PreparedKernel
+from ._skinny import normal_product, solve_upper
 
 __all__ = [
     "KernelOperator", "ChunkedKernelOperator", "FalkonPreconditioner", "conjugate_gradient",
     "falkon", "falkon_solve", "kernel_expansion",
 ]
 
-# Row blocks of about this many bytes stay in a core's cache between the two
-# GEMMs of :meth:`KernelOperator.normal_apply`.
-_CACHE_BYTES = 1 << 20
-
 # Largest jitter (relative to the mean diagonal of K_mm) tried before giving up
 # on a Cholesky factorisation of the centres' kernel matrix.
 _MAX_RELATIVE_JITTER = 1e-2
-
-
-_CONTROLLER = []
-
-
-def _blas_controller():
-    """One ``ThreadpoolController`` per process: building one scans the loaded libraries."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
 
 
 def _restored(M, diagonal):
@@ -114,28 +100,15 @@ class KernelOperator:
         out = np.empty((stop - start, self.kernel.n_columns), dtype=self.dtype)
         return self.kernel.evaluate_rows(self.X, start, stop, out)
 
-    def _cache_blocks(self, start, stop):
-        # Both products of a block read it while it is still in cache: one pass
-        # over K(X, C) from memory per application instead of two.
-        rows = max(1, _CACHE_BYTES // (self.dtype.itemsize * self.kernel.n_columns))
-        for lo in range(start, stop, rows):
-            yield lo, min(lo + rows, stop)
-
     def normal_apply(self, V=None, Y=None):
         """Return ``K^T D (K V + Y)`` (float64, shape (m, t)); ``V`` or ``Y`` may be None."""
-        t = (V if V is not None else Y).shape[1]
-        out = np.zeros((self.kernel.n_columns, t))
-        Vc = None if V is None else np.asarray(V, dtype=self.dtype)
+        out = None
         for start, stop in self.blocks:
-            K = self._block(start, stop)
-            for lo, hi in self._cache_blocks(0, stop - start):
-                Kc = K[lo:hi]
-                R = np.zeros((hi - lo, t), dtype=self.dtype) if Vc is None else Kc @ Vc
-                if Y is not None:
-                    R += Y[start + lo:start + hi]
-                if self.weights is not None:
-                    R *= self.weights[start + lo:start + hi, None]
-                out += Kc.T @ R
+            part = normal_product(
+                self._block(start, stop), V, None if Y is None else Y[start:stop],
+                None if self.weights is None else self.weights[start:stop],
+            )
+            out = part if out is None else out + part
         return out
 
     def center_rows(self, indices):
@@ -216,35 +189,26 @@ class FalkonPreconditioner:
         self.A, _ = _upper_cholesky(gram(), "preconditioner", gram)
         self.lam = lam
 
-    def _solve(self, R, U, trans=0):
-        trtrs = scipy.linalg.lapack.get_lapack_funcs("trtrs", (R,))
-        # A triangular solve with a few right-hand sides is memory bound; run on
-        # several threads, OpenBLAS's TRSM leaves them spinning and halves the
-        # speed of the GEMMs that follow (measured: 4 solves + one pass over
-        # K(X, C) 300 ms multi-threaded, 185 ms with one thread here).
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            X, info = trtrs(R, np.asarray(U, dtype=self.dtype), lower=0, trans=trans)
-        if info != 0:  # pragma: no cover - exact zero pivot, excluded by the jitter
-            raise RuntimeError(f"LAPACK trtrs failed with info={info}.")
-        return X
-
     def apply(self, U):
         """``B U = T^-1 A^-1 U`` (float64)."""
-        return self._solve(self.T, self._solve(self.A, U)).astype(np.float64)
+        return solve_upper(self.T, solve_upper(self.A, U)).astype(np.float64)
 
     def apply_transpose(self, V):
         """``B^T V = A^-T T^-T V`` (float64)."""
-        return self._solve(self.A, self._solve(self.T, V, 1), 1).astype(np.float64)
+        return solve_upper(self.A, solve_upper(self.T, V, True), True).astype(np.float64)
 
     def system(self, operator, weight_total):
         """``u -> B^T H B u``, using ``K_mm + jitter I = T^T T`` for the penalty term."""
 
         def apply(U):
-            AU = self._solve(self.A, U)
-            data = self._solve(self.T, operator.normal_apply(self._solve(self.T, AU))
-                               / weight_total, 1)
+            # Triangular solves with a few right-hand sides: ``solve_upper``,
+            # not LAPACK's trtrs, which spends longer packing the factor than
+            # solving (see ``_skinny``).
+            AU = solve_upper(self.A, U)
+            data = solve_upper(self.T, operator.normal_apply(solve_upper(self.T, AU))
+                               / weight_total, True)
             data += self.lam * AU
-            return self._solve(self.A, data, 1).astype(np.float64)
+            return solve_upper(self.A, data, True).astype(np.float64)
 
         return apply
 
