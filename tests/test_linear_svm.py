@@ -56,6 +56,29 @@ def test_reaches_liblinear_objective(binary, loss, solver, C):
     assert ours >= ref * (1 - 1e-5)  # the reference is an optimum too
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("tol", [1e-2, 1e-4])
+def test_dual_cd_stops_on_a_certified_duality_gap(binary, loss, sparse, tol):
+    from kernelscale.solvers import dual_cd
+
+    X, y = binary
+    y_pm = 2.0 * y - 1
+    C = np.full(len(y), 0.7)
+    Xs = sp.csr_matrix(X) if sparse else X
+    w, a, n_iter, converged = dual_cd(Xs, y_pm, C, loss=loss, tol=tol, max_iter=100_000)
+    assert converged
+    diag = np.zeros(len(y)) if loss == "hinge" else 0.5 / C
+    np.testing.assert_allclose(w, np.r_[X.T @ (a * y_pm), a @ y_pm], atol=1e-9)
+    primal = primal_objective(w[:-1], w[-1:], X, y_pm, C, loss)
+    dual = a.sum() - 0.5 * w @ w - 0.5 * np.sum(diag * a**2)
+    optimum = reference_objective(X, y, 0.7, loss)
+    assert dual <= optimum * (1 + 1e-9) <= primal * (1 + 1e-9)  # weak duality
+    # Whichever rule stopped it (the gap or LIBLINEAR's projected gradients),
+    # the objective is within the tolerance of the optimum at these sizes.
+    assert primal - optimum <= tol * primal
+
+
 def test_solvers_agree_on_the_minimiser(binary):
     X, y = binary
     fits = [LinearSVC(C=0.5, solver=s, tol=1e-8, max_iter=20_000, random_state=0).fit(X, y)

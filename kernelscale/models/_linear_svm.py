@@ -213,7 +213,9 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         two sides of every (one-vs-rest) binary problem.
     tol : float, default=1e-4
         Stopping tolerance: relative gradient norm (Newton, L-BFGS), spread of
-        projected gradients (dual CD), relative objective stall (subgradient).
+        projected gradients or relative duality gap, whichever is first (dual
+        CD; the gap certifies an objective within ``tol`` of the minimum),
+        relative objective stall (subgradient).
     max_iter : int, default=1000
         Iterations of the solver (passes over the data for dual CD / subgradient).
     solver : {"auto", "newton", "lbfgs", "dual_cd", "subgradient"}, default="auto"

@@ -10,6 +10,15 @@ coordinate step costs one sparse or dense dot product. Shrinking drops
 coordinates stuck at a bound, as LIBLINEAR does. The intercept, when there is
 one, is a weight on a constant feature ``bias`` and is regularized like the
 others (LIBLINEAR's and scikit-learn's convention).
+
+Two stopping rules, whichever holds first: LIBLINEAR's (the spread of projected
+gradients below ``tol``) and the duality gap (``P(w) - D(a) <= tol P(w)``,
+which certifies that the primal objective is within ``tol`` of its minimum).
+The gap costs one sequential pass over the data, checked after every ``4 n``
+coordinate steps. The
+projected-gradient rule alone over-solves the hinge loss: on a9a (C = 1) it
+needs 4,000-10,000 passes where the relative gap is below 1e-4 after ~500,
+with the objective then 5e-5 above LIBLINEAR's final one.
 """
 
 from __future__ import annotations
@@ -19,6 +28,11 @@ import numpy as np
 
 __all__ = ["dual_cd"]
 
+
+# The duality gap is checked after every ``_GAP_EVERY * n`` coordinate steps:
+# its sequential pass then costs a few percent of the random-order ones, and
+# the stop comes at most that many steps late.
+_GAP_EVERY = 4
 
 _U13, _U7, _U17, _U32 = np.uint64(13), np.uint64(7), np.uint64(17), np.uint64(32)
 
@@ -64,7 +78,42 @@ def _projected_gradient(G, a, upper, pg_max_old, pg_min_old):  # pragma: no cove
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _dense_loop(X, y, upper, diag, bias, w, a, tol, max_iter, seed):  # pragma: no cover
+def _gap_row(margin, y_i, a_i, cost_i, diag_i):  # pragma: no cover - compiled
+    """Row i's loss ``C_i loss_i`` and dual term ``a_i - D_ii a_i^2 / 2``."""
+    slack = max(1.0 - y_i * margin, 0.0)
+    loss = slack if diag_i == 0.0 else slack * slack
+    return cost_i * loss, a_i - 0.5 * diag_i * a_i * a_i
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _gap_converged(ww, loss, dual_terms, tol):  # pragma: no cover - compiled
+    """Whether the duality gap certifies ``P(w) - P* <= tol * P(w)``.
+
+    ``P(w) = ||w||^2 / 2 + sum C_i loss_i`` and ``D(a) = sum (a_i - D_ii a_i^2 / 2)
+    - ||w||^2 / 2`` for ``w = sum a_i y_i x_i``; weak duality puts the optimum
+    between them. ``P > 0`` (``w = 0`` costs ``sum C_i``), guarded anyway.
+    """
+    primal = 0.5 * ww + loss
+    gap = primal - (dual_terms - 0.5 * ww)
+    return gap <= tol * max(primal, 1e-300)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _dense_gap_converged(X, y, cost, diag, bias, w, a, tol):  # pragma: no cover - compiled
+    n, d = X.shape
+    loss, dual_terms = 0.0, 0.0
+    for i in range(n):
+        acc = w[d] * bias
+        for k in range(d):
+            acc += w[k] * X[i, k]
+        row_loss, row_dual = _gap_row(acc, y[i], a[i], cost[i], diag[i])
+        loss += row_loss
+        dual_terms += row_dual
+    return _gap_converged(np.dot(w, w), loss, dual_terms, tol)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _dense_loop(X, y, cost, upper, diag, bias, w, a, tol, max_iter, seed):  # pragma: no cover
     n, d = X.shape
     state = seed
     qd = np.empty(n)
@@ -76,8 +125,10 @@ def _dense_loop(X, y, upper, diag, bias, w, a, tol, max_iter, seed):  # pragma: 
     index = np.arange(n)
     active = n
     pg_max_old, pg_min_old = np.inf, -np.inf
+    visited = 0
     for it in range(max_iter):
         state = _shuffle(index, active, state)
+        visited += active
         pg_max, pg_min = -np.inf, np.inf
         s = 0
         while s < active:
@@ -109,12 +160,33 @@ def _dense_loop(X, y, upper, diag, bias, w, a, tol, max_iter, seed):  # pragma: 
             continue
         pg_max_old = pg_max if pg_max > 0 else np.inf
         pg_min_old = pg_min if pg_min < 0 else -np.inf
+        if visited >= _GAP_EVERY * n:
+            visited = 0
+            if _dense_gap_converged(X, y, cost, diag, bias, w, a, tol):
+                return it + 1, True
     return max_iter, False
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
+def _sparse_gap_converged(
+    data, indices, indptr, y, cost, diag, bias, w, a, tol,
+):  # pragma: no cover - compiled
+    n = indptr.shape[0] - 1
+    d = w.shape[0] - 1
+    loss, dual_terms = 0.0, 0.0
+    for i in range(n):
+        acc = w[d] * bias
+        for p in range(indptr[i], indptr[i + 1]):
+            acc += w[indices[p]] * data[p]
+        row_loss, row_dual = _gap_row(acc, y[i], a[i], cost[i], diag[i])
+        loss += row_loss
+        dual_terms += row_dual
+    return _gap_converged(np.dot(w, w), loss, dual_terms, tol)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def _sparse_loop(
-    data, indices, indptr, y, upper, diag, bias, w, a, tol, max_iter, seed,
+    data, indices, indptr, y, cost, upper, diag, bias, w, a, tol, max_iter, seed,
 ):  # pragma: no cover - compiled
     n = indptr.shape[0] - 1
     d = w.shape[0] - 1
@@ -128,8 +200,10 @@ def _sparse_loop(
     index = np.arange(n)
     active = n
     pg_max_old, pg_min_old = np.inf, -np.inf
+    visited = 0
     for it in range(max_iter):
         state = _shuffle(index, active, state)
+        visited += active
         pg_max, pg_min = -np.inf, np.inf
         s = 0
         while s < active:
@@ -161,6 +235,10 @@ def _sparse_loop(
             continue
         pg_max_old = pg_max if pg_max > 0 else np.inf
         pg_min_old = pg_min if pg_min < 0 else -np.inf
+        if visited >= _GAP_EVERY * n:
+            visited = 0
+            if _sparse_gap_converged(data, indices, indptr, y, cost, diag, bias, w, a, tol):
+                return it + 1, True
     return max_iter, False
 
 
@@ -180,7 +258,8 @@ def dual_cd(X, y, C, *, loss="squared_hinge", bias=1.0, tol=1e-4, max_iter=1000,
     bias : float, default=1.0
         Value of the constant feature carrying the intercept; 0 means no intercept.
     tol : float, default=1e-4
-        Stop when the spread of projected gradients is below ``tol``.
+        Stop when the spread of projected gradients is below ``tol`` or the
+        duality gap is below ``tol`` times the primal objective.
     max_iter : int, default=1000
         Passes over the data.
     seed : int, default=0
@@ -207,7 +286,7 @@ def dual_cd(X, y, C, *, loss="squared_hinge", bias=1.0, tol=1e-4, max_iter=1000,
         upper, diag = np.full(n, np.inf), 0.5 / C
     w = np.zeros(d + 1) if w0 is None else np.array(w0, dtype=np.float64)
     a = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
-    args = (y, upper, diag, float(bias), w, a, float(tol), int(max_iter),
+    args = (y, C, upper, diag, float(bias), w, a, float(tol), int(max_iter),
             _initial_state(seed))
     if hasattr(X, "indptr"):
         n_iter, converged = _sparse_loop(X.data, X.indices, X.indptr, *args)
