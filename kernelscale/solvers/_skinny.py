@@ -144,7 +144,7 @@ def normal_product(K, V=None, Y=None, weights=None):
     >>> K = np.arange(6, dtype=np.float32).reshape(3, 2)
     >>> V = np.ones((2, 1), dtype=np.float32)
     >>> normal_product(K, V).ravel()
-    array([35., 50.])
+    array([46., 61.])
     """
     K = np.ascontiguousarray(K)
     dtype = K.dtype
