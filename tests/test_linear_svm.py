@@ -79,6 +79,23 @@ def test_dual_cd_stops_on_a_certified_duality_gap(binary, loss, sparse, tol):
     assert primal - optimum <= tol * primal
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_dual_cd_zero_sample_weight_equals_dropping_the_rows(binary, loss, sparse):
+    X, y = binary
+    weights = np.ones(len(y))
+    weights[:60] = 0.0
+    Xs = sp.csr_matrix(X) if sparse else X
+    params = dict(loss=loss, solver="dual_cd", tol=1e-4, max_iter=100_000, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by zero, no ConvergenceWarning
+        weighted = LinearSVC(**params).fit(Xs, y, sample_weight=weights)
+    dropped = LinearSVC(**params).fit(Xs[60:], y[60:])
+    objective = [primal_objective(m.coef_, m.intercept_, X[60:], 2.0 * y[60:] - 1, 1.0, loss)
+                 for m in (weighted, dropped)]
+    np.testing.assert_allclose(objective[0], objective[1], rtol=2e-4)
+
+
 def test_solvers_agree_on_the_minimiser(binary):
     X, y = binary
     fits = [LinearSVC(C=0.5, solver=s, tol=1e-8, max_iter=20_000, random_state=0).fit(X, y)

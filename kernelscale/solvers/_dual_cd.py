@@ -249,11 +249,12 @@ def dual_cd(X, y, C, *, loss="squared_hinge", bias=1.0, tol=1e-4, max_iter=1000,
     Parameters
     ----------
     X : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_features)
-        float32 or float64; not copied.
+        float32 or float64; not copied (except the rows kept when some ``C_i`` are 0).
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1}.
     C : ndarray of shape (n_samples,)
-        Per-sample penalty ``C * class_weight * sample_weight``, all > 0.
+        Per-sample penalty ``C * class_weight * sample_weight``, all >= 0; rows
+        with 0 are left out (their dual variables stay 0).
     loss : {"hinge", "squared_hinge"}
     bias : float, default=1.0
         Value of the constant feature carrying the intercept; 0 means no intercept.
@@ -280,12 +281,24 @@ def dual_cd(X, y, C, *, loss="squared_hinge", bias=1.0, tol=1e-4, max_iter=1000,
     n, d = X.shape
     y = np.ascontiguousarray(y, dtype=np.float64)
     C = np.ascontiguousarray(C, dtype=np.float64)
+    a = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+    w = np.zeros(d + 1) if w0 is None else np.array(w0, dtype=np.float64)
+    weighted = C > 0
+    if not weighted.all():
+        # A row with C_i = 0 (zero sample weight) has its dual variable pinned at
+        # 0 and no term in either objective; left in, it sits at both bounds at
+        # once, its projected gradient never vanishes and shrinking stalls.
+        rows = np.flatnonzero(weighted)
+        a[~weighted] = 0.0
+        w_sub, a_sub, n_iter, converged = dual_cd(
+            X[rows], y[rows], C[rows], loss=loss, bias=bias, tol=tol, max_iter=max_iter,
+            seed=seed, w0=w, alpha0=a[rows])
+        a[rows] = a_sub
+        return w_sub, a, n_iter, converged
     if loss == "hinge":
         upper, diag = C, np.zeros(n)
     else:
         upper, diag = np.full(n, np.inf), 0.5 / C
-    w = np.zeros(d + 1) if w0 is None else np.array(w0, dtype=np.float64)
-    a = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
     args = (y, C, upper, diag, float(bias), w, a, float(tol), int(max_iter),
             _initial_state(seed))
     if hasattr(X, "indptr"):
