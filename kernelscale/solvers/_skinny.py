@@ -27,6 +27,29 @@ _FLUSH_ROWS = 128
 
 
 @numba.njit(fastmath=True, nogil=True, cache=True)
+def _dot4(a0, a1, a2, a3, v, stop, zero):
+    """The dot products of ``a0..a3`` with ``v`` over ``[0, stop)``: ``v`` read once."""
+    s0 = zero
+    s1 = zero
+    s2 = zero
+    s3 = zero
+    for j in range(stop):
+        vj = v[j]
+        s0 += a0[j] * vj
+        s1 += a1[j] * vj
+        s2 += a2[j] * vj
+        s3 += a3[j] * vj
+    return s0, s1, s2, s3
+
+
+@numba.njit(fastmath=True, nogil=True, cache=True)
+def _add4(out, c0, c1, c2, c3, a0, a1, a2, a3, stop):
+    """``out[:stop] += c0 a0 + c1 a1 + c2 a2 + c3 a3``: ``out`` read and written once."""
+    for j in range(stop):
+        out[j] += c0 * a0[j] + c1 * a1[j] + c2 * a2[j] + c3 * a3[j]
+
+
+@numba.njit(fastmath=True, nogil=True, cache=True)
 def _row_scores(K, VT, Y, w, i, g, r, zero, has_v, has_y, has_w):
     """``r[a] = (K[i + a] @ V + Y[i + a]) * w[i + a]`` for the ``g <= 4`` rows from ``i``."""
     t = r.shape[1]
@@ -37,21 +60,7 @@ def _row_scores(K, VT, Y, w, i, g, r, zero, has_v, has_y, has_w):
         k2 = K[i + 2]
         k3 = K[i + 3]
         for c in range(t):
-            v = VT[c]
-            s0 = zero
-            s1 = zero
-            s2 = zero
-            s3 = zero
-            for j in range(m):
-                vj = v[j]
-                s0 += k0[j] * vj
-                s1 += k1[j] * vj
-                s2 += k2[j] * vj
-                s3 += k3[j] * vj
-            r[0, c] = s0
-            r[1, c] = s1
-            r[2, c] = s2
-            r[3, c] = s3
+            r[0, c], r[1, c], r[2, c], r[3, c] = _dot4(k0, k1, k2, k3, VT[c], m, zero)
     else:
         for a in range(g):
             for c in range(t):
@@ -80,13 +89,7 @@ def _add_rows(K, i, g, r, acc):
         k2 = K[i + 2]
         k3 = K[i + 3]
         for c in range(t):
-            r0 = r[0, c]
-            r1 = r[1, c]
-            r2 = r[2, c]
-            r3 = r[3, c]
-            out = acc[c]
-            for j in range(m):
-                out[j] += r0 * k0[j] + r1 * k1[j] + r2 * k2[j] + r3 * k3[j]
+            _add4(acc[c], r[0, c], r[1, c], r[2, c], r[3, c], k0, k1, k2, k3, m)
     else:
         for a in range(g):
             ka = K[i + a]
@@ -184,12 +187,7 @@ def _back_substitution(RT, XT, c0, c1):
             u3 = RT[lo + 3]
             for c in range(c0, c1):
                 x = XT[c]
-                v0 = x[lo]
-                v1 = x[lo + 1]
-                v2 = x[lo + 2]
-                v3 = x[lo + 3]
-                for i in range(lo):
-                    x[i] -= v0 * u0[i] + v1 * u1[i] + v2 * u2[i] + v3 * u3[i]
+                _add4(x, -x[lo], -x[lo + 1], -x[lo + 2], -x[lo + 3], u0, u1, u2, u3, lo)
         else:
             for c in range(c0, c1):
                 x = XT[c]
@@ -215,16 +213,7 @@ def _forward_substitution(RT, XT, c0, c1, zero):
             u3 = RT[j + 3]
             for c in range(c0, c1):
                 x = XT[c]
-                s0 = zero
-                s1 = zero
-                s2 = zero
-                s3 = zero
-                for i in range(j):
-                    xi = x[i]
-                    s0 += u0[i] * xi
-                    s1 += u1[i] * xi
-                    s2 += u2[i] * xi
-                    s3 += u3[i] * xi
+                s0, s1, s2, s3 = _dot4(u0, u1, u2, u3, x, j, zero)
                 x[j] -= s0
                 x[j + 1] -= s1
                 x[j + 2] -= s2
