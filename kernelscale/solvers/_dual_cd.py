@@ -15,10 +15,9 @@ Two stopping rules, whichever holds first: LIBLINEAR's (the spread of projected
 gradients below ``tol``) and the duality gap (``P(w) - D(a) <= tol P(w)``,
 which certifies that the primal objective is within ``tol`` of its minimum).
 The gap costs one sequential pass over the data, checked after every ``4 n``
-coordinate steps. The
-projected-gradient rule alone over-solves the hinge loss: on a9a (C = 1) it
-needs 4,000-10,000 passes where the relative gap is below 1e-4 after ~500,
-with the objective then 5e-5 above LIBLINEAR's final one.
+coordinate steps. The projected-gradient rule alone over-solves the hinge
+loss: on a9a (C = 1) it needs 4,000-10,000 passes where the relative gap is
+below 1e-4 after ~500, with the objective then 5e-5 above LIBLINEAR's final one.
 """
 
 from __future__ import annotations

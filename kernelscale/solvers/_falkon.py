@@ -14,9 +14,10 @@ Carratino & Rosasco 2017) preconditions with ``B = T^-1 A^-1`` where
 ``T^T T = K_mm`` and ``A^T A = T T^T / m + lam I``: for uniformly sampled
 centres ``K_nm^T K_nm / n ~ K_mm^2 / m``, so ``B^T H B`` is close to the
 identity and CG converges in a few tens of iterations whatever ``lam``. Both
-factors are m x m Cholesky factors (O(m^3), float64); each CG iteration costs
-one pass over ``K_nm`` (O(n m t) for t right-hand sides), computed block by
-block on the fly or kept whole when it fits in the memory budget.
+factors are m x m Cholesky factors (O(m^3), in the kernel blocks' dtype); each
+CG iteration costs one pass over ``K_nm`` (O(n m t) for t right-hand sides),
+computed block by block on the fly or kept whole when it fits in the memory
+budget, and four triangular solves (both kinds of product by ``_skinny``).
 """
 
 from __future__ import annotations
