@@ -96,6 +96,21 @@ def test_dual_cd_zero_sample_weight_equals_dropping_the_rows(binary, loss, spars
     np.testing.assert_allclose(objective[0], objective[1], rtol=2e-4)
 
 
+def test_auto_solver_follows_rows_per_feature():
+    from kernelscale.models._linear_svm import resolve_solver
+
+    def shaped(n, d):  # only the shape matters: a view of one zero, no memory
+        return np.broadcast_to(np.zeros(1), (n, d))
+
+    tall, short = shaped(2000, 100), shaped(1999, 100)
+    assert resolve_solver("auto", "squared_hinge", tall) == "newton"
+    assert resolve_solver("auto", "squared_hinge", short) == "dual_cd"
+    assert resolve_solver("auto", "hinge", tall) == "dual_cd"
+    wide = shaped(200_000, 5000)
+    assert resolve_solver("auto", "squared_hinge", wide) == "lbfgs"
+    assert resolve_solver("auto", "squared_hinge", sp.csr_matrix((200_000, 5000))) == "dual_cd"
+
+
 def test_solvers_agree_on_the_minimiser(binary):
     X, y = binary
     fits = [LinearSVC(C=0.5, solver=s, tol=1e-8, max_iter=20_000, random_state=0).fit(X, y)

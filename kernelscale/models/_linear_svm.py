@@ -37,6 +37,13 @@ SOLVERS = ("auto", "newton", "lbfgs", "dual_cd", "subgradient")
 # Newton factors a (d+1)^2 Hessian: cheap up to a few thousand features, then
 # L-BFGS (one pass over the data per iteration, no Hessian) takes over.
 _NEWTON_MAX_FEATURES = 4096
+# Below this many rows per feature dual CD (duality-gap stop, prefetching) beats
+# Newton's O(n d^2) Hessian at an equal or lower objective. Measured on one
+# machine: MNIST-10k on 2,000 Nystroem features (n / d = 4), 10 classes: 4.0 s
+# vs 15.1 s; MNIST pixels (n / d = 10): 1.9 s vs 4.0 s; a9a on 2,000 Nystroem
+# features (n / d = 16): 3.1 s vs 3.3 s; 75,000 rows on 2,000 / 1,000 features
+# (n / d = 37 / 75): 5.8 s vs 5.8 s / 3.8 s vs 2.2 s.
+_DUAL_CD_ROWS_PER_FEATURE = 20
 
 
 def resolve_solver(solver, loss, Z):
@@ -44,7 +51,7 @@ def resolve_solver(solver, loss, Z):
     solver = check_option("solver", solver, SOLVERS)
     loss = check_option("loss", loss, LOSSES)
     if solver == "auto":
-        if loss == "hinge":
+        if loss == "hinge" or Z.shape[0] < _DUAL_CD_ROWS_PER_FEATURE * Z.shape[1]:
             return "dual_cd"
         if Z.shape[1] > _NEWTON_MAX_FEATURES:
             return "dual_cd" if sp.issparse(Z) else "lbfgs"
@@ -224,8 +231,10 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         ``"lbfgs"``: primal L-BFGS, squared hinge only, for wide data.
         ``"dual_cd"``: dual coordinate descent with shrinking (Hsieh et al. 2008),
         both losses. ``"subgradient"``: heavy-ball subgradient (seed 003),
-        for comparison only. ``"auto"``: Newton for the squared hinge with up to
-        4096 features, L-BFGS (dense) or dual CD (sparse) above; dual CD for hinge.
+        for comparison only. ``"auto"``: dual CD for the hinge loss and whenever
+        there are fewer than 20 rows per feature; otherwise Newton for the
+        squared hinge with up to 4096 features, L-BFGS (dense) or dual CD
+        (sparse) above.
     n_jobs : int, default=None
         Threads for one-vs-rest problems solved by dual CD (None: one per core).
         Newton and L-BFGS use multi-threaded BLAS instead.
