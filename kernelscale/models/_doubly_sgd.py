@@ -20,7 +20,7 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import resolve_gamma
-from ._chunked import MAP_SAMPLE_ROWS, chunked_source, source_classes
+from ._chunked import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
 from ._multiclass import (
     ClassifierShell,
     balanced_factors,
@@ -205,18 +205,13 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
 
+    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Train from scratch for ``max_iter`` iterations.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------

@@ -25,6 +25,7 @@ from ._chunked import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
     chunk_class_factors,
+    chunked_fit_doc,
     chunked_source,
     source_classes,
 )
@@ -300,18 +301,13 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
     True
     """
 
+    @chunked_fit_doc(y_shape="(n_samples,) or (n_samples, n_targets)")
     def fit(self, X, y=None, sample_weight=None):
         """Choose centres and solve for their coefficients.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------
@@ -367,18 +363,13 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
         )
         self.class_weight = class_weight
 
+    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None, *, callback=None):
         """Choose centres and solve for every class's coefficients in one CG run.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
         callback : callable, default=None
             ``callback(iteration, beta)`` after each CG iteration, with the
             current coefficients (shape (n_centers_, n_targets)); for studying

@@ -27,7 +27,7 @@ from ..solvers import (
     subgradient_descent,
     weighted_gram,
 )
-from ._chunked import chunked_source, fit_svm_chunked
+from ._chunked import chunked_fit_doc, chunked_source, fit_svm_chunked
 from ._multiclass import ClassifierShell, base_weights, encode_labels, linear_scores, ovr_targets
 
 __all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator"]
@@ -291,20 +291,13 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
+    @chunked_fit_doc(x_note="float32 input stays float32.", y_note="Labels of any type.")
     def fit(self, X, y=None, sample_weight=None):
         """Fit the linear SVM.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            float32 input stays float32.
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,), default=None
-            Required unless ``X`` is a ChunkedDataset.
-            Labels of any type.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------

@@ -17,7 +17,13 @@ from .._validation import (
 )
 from ..solvers import LogisticProblem, fit_logistic
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked import chunked_source, dask_scores, fit_logistic_chunked, is_dask_array
+from ._chunked import (
+    chunked_fit_doc,
+    chunked_source,
+    dask_scores,
+    fit_logistic_chunked,
+    is_dask_array,
+)
 from ._multiclass import ClassifierShell, classifier_data
 
 __all__ = ["KernelLogisticRegression"]
@@ -101,18 +107,13 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         self.verbose = verbose
         self.random_state = random_state
 
+    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the logistic regression.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------

@@ -10,7 +10,7 @@ from .._validation import (
 )
 from ..solvers import RidgeStatistics, accumulate, solve_ridge
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked import chunked_source, fit_ridge_chunked, partial_targets
+from ._chunked import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
 from ._multiclass import (
     ClassifierShell,
     RegressorShell,
@@ -111,18 +111,13 @@ class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
     True
     """
 
+    @chunked_fit_doc(y_shape="(n_samples,) or (n_samples, n_targets)")
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the ridge regression.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------
@@ -197,18 +192,13 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
         )
         self.class_weight = class_weight
 
+    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the least-squares classifier.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------

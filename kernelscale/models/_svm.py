@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from .._validation import resolve_memory_budget
 from ..solvers import SGDState, asgd_pass
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked import partial_targets
+from ._chunked import chunked_fit_doc, partial_targets
 from ._linear_svm import _seed, check_svm_params, fit_svm_estimator
 from ._multiclass import ClassifierShell
 
@@ -103,18 +103,13 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         self.verbose = verbose
         self.random_state = random_state
 
+    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the linear SVM on its features.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
-            A dask array (chunked by rows) is fitted on the active dask client;
-            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-            chunk under ``memory_budget`` (its chunks carry the labels).
-        y : array-like or dask array of shape (n_samples,), default=None
-            Required unless ``X`` is a ChunkedDataset.
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
 
         Returns
         -------
