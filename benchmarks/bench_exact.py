@@ -26,20 +26,19 @@ from sklearn.svm import SVC
 
 from kernelscale import DoublySGDSVC, KernelSVC
 from kernelscale.datasets import load_a9a, load_mnist10k
-from kernelscale.kernels import kernel_arguments
-from kernelscale.solvers import kernel_expansion
+from kernelscale.kernels import make_kernel
 
 CACHE_MB = 256
 
 
-def dual_objective(model, X_train, kernel_args):
+def dual_objective(model, X_train, kernel):
     """``1/2 d^T K_SV d - sum |d|`` for a binary model's dual coefficients ``d``."""
     d = np.asarray(model.dual_coef_.todense() if hasattr(model.dual_coef_, "todense")
                    else model.dual_coef_).ravel()
     sv = X_train[model.support_]
     sv = sv.toarray() if hasattr(sv, "toarray") else sv
-    Kd = kernel_expansion(sv, sv, kernel_args, d[:, None], dtype=np.float64,
-                          memory_budget=512 * 2**20).ravel()
+    Kd = kernel.expand(sv, sv, d[:, None], dtype=np.float64,
+                       memory_budget=512 * 2**20).ravel()
     return float(0.5 * d @ Kd - np.abs(d).sum())
 
 
@@ -83,7 +82,7 @@ def a9a_experiment(repeats):
     ]
     summary, models = head_to_head("a9a", contenders, (X_train, y_train, X_test, y_test),
                                    repeats)
-    args = kernel_arguments("rbf", X_train, gamma="scale")
+    args = make_kernel("rbf", X_train, gamma="scale")
     ref = dual_objective(models["sklearn SVC"], X_train, args)
     ours = dual_objective(models["KernelSVC"], X_train, args)
     summary["dual_objective"] = {"sklearn SVC": ref, "KernelSVC": ours,

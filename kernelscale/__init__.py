@@ -2,75 +2,46 @@
 
 Exact kernels (:mod:`kernelscale.kernels`), approximate feature maps
 (:mod:`kernelscale.feature_maps`) and the estimators built on them. Everything
-public is importable from the top-level package.
+public is importable from the top-level package; the submodules are imported
+on first use, so that ``import kernelscale`` (and ``kernelscale --help``) stays
+fast and pulls in neither scikit-learn nor numba until a name needs them.
 """
 
-from ._config import config_context, get_config, set_config
-from ._validation import MemoryBudgetError
-from .feature_maps import (
-    Nystroem,
-    RandomFourierFeatures,
-    RandomMaclaurin,
-    TensorSketch,
-    kernel_approximation_error,
-    make_feature_map,
-)
-from .kernels import (
-    kernel_diagonal,
-    laplacian_kernel,
-    linear_kernel,
-    pairwise_kernel,
-    polynomial_kernel,
-    rbf_kernel,
-)
-from .models import (
-    ApproxKernelKMeans,
-    ApproxKernelPCA,
-    ApproxKernelRidge,
-    ApproxKernelRidgeClassifier,
-    ApproxKernelSVC,
-    DoublySGDSVC,
-    KernelLogisticRegression,
-    KernelSVC,
-    LinearSVC,
-    NystromKernelRidge,
-    NystromKernelRidgeClassifier,
-)
-from .persistence import ModelFileError, load_model, read_model_header, save_model
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ApproxKernelKMeans",
-    "ApproxKernelPCA",
-    "ApproxKernelRidge",
-    "ApproxKernelRidgeClassifier",
-    "ApproxKernelSVC",
-    "DoublySGDSVC",
-    "KernelLogisticRegression",
-    "KernelSVC",
-    "LinearSVC",
-    "MemoryBudgetError",
-    "ModelFileError",
-    "NystromKernelRidge",
-    "NystromKernelRidgeClassifier",
-    "Nystroem",
-    "RandomFourierFeatures",
-    "RandomMaclaurin",
-    "TensorSketch",
-    "__version__",
-    "config_context",
-    "get_config",
-    "kernel_approximation_error",
-    "kernel_diagonal",
-    "laplacian_kernel",
-    "linear_kernel",
-    "load_model",
-    "make_feature_map",
-    "pairwise_kernel",
-    "polynomial_kernel",
-    "rbf_kernel",
-    "read_model_header",
-    "save_model",
-    "set_config",
-]
+# public name -> the module that defines it
+_NAMES = {
+    "config_context": "._config", "get_config": "._config", "set_config": "._config",
+    "MemoryBudgetError": "._validation",
+    "Nystroem": ".feature_maps", "RandomFourierFeatures": ".feature_maps",
+    "RandomMaclaurin": ".feature_maps", "TensorSketch": ".feature_maps",
+    "kernel_approximation_error": ".feature_maps", "make_feature_map": ".feature_maps",
+    "kernel_diagonal": ".kernels", "laplacian_kernel": ".kernels",
+    "linear_kernel": ".kernels", "pairwise_kernel": ".kernels",
+    "polynomial_kernel": ".kernels", "rbf_kernel": ".kernels",
+    "ApproxKernelKMeans": ".models", "ApproxKernelPCA": ".models",
+    "ApproxKernelRidge": ".models", "ApproxKernelRidgeClassifier": ".models",
+    "ApproxKernelSVC": ".models", "DoublySGDSVC": ".models",
+    "KernelLogisticRegression": ".models", "KernelSVC": ".models", "LinearSVC": ".models",
+    "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
+    "ModelFileError": ".persistence", "load_model": ".persistence",
+    "read_model_header": ".persistence", "save_model": ".persistence",
+}
+
+__all__ = sorted([*_NAMES, "__version__"])
+
+
+def __getattr__(name):
+    if name in _NAMES:
+        value = getattr(importlib.import_module(_NAMES[name], __name__), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'kernelscale' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -106,9 +106,9 @@ def _add_approx(subparsers):
                    help="rows generated; 75%% fit the maps, 25%% measure the error "
                         "(default: %(default)s)")
     p.add_argument("--gamma", type=_gamma, default="scale")
-    p.add_argument("--degree", type=int, default=2,
+    p.add_argument("--degree", type=int, default=3,
                    help="polynomial degree (default: %(default)s)")
-    p.add_argument("--coef0", type=float, default=1.0,
+    p.add_argument("--coef0", type=float, default=0.0,
                    help="polynomial constant (default: %(default)s)")
     p.add_argument("--repeats", type=int, default=3,
                    help="draws per map and size (default: %(default)s)")

@@ -11,7 +11,7 @@ from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 from sklearn.svm import SVC
 
 from kernelscale import DoublySGDSVC, KernelSVC, MemoryBudgetError
-from kernelscale.kernels import kernel_arguments
+from kernelscale.kernels import make_kernel
 from kernelscale.solvers._smo import KernelRows, RowCache, smo
 
 
@@ -86,12 +86,12 @@ def test_solver_kkt_conditions():
     X, y = make_classification(n_samples=300, random_state=1)
     y = np.where(y == 1, 1.0, -1.0)
     C = np.full(y.size, 0.5)
-    rows = KernelRows(X, kernel_arguments("rbf", X), 2**24)
+    rows = KernelRows(X, make_kernel("rbf", X), 2**24)
     res = smo(rows, RowCache(rows, 2**20), y, C, tol=1e-6)
     alpha = res["alpha"]
     assert abs(alpha @ y) < 1e-9
     assert np.all(alpha >= 0) and np.all(alpha <= C)
-    f = rbf_kernel(X, gamma=kernel_arguments("rbf", X)["gamma"]) @ (alpha * y) + res["intercept"]
+    f = rbf_kernel(X, gamma=make_kernel("rbf", X).gamma) @ (alpha * y) + res["intercept"]
     margin = y * f
     free = (alpha > 1e-8) & (alpha < C - 1e-8)
     np.testing.assert_allclose(margin[free], 1.0, atol=1e-4)

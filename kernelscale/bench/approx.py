@@ -36,8 +36,8 @@ def _timed(func, *args):
 
 
 def run_approx_experiment(
-    X, X_eval=None, *, kernel="rbf", maps=None, sizes=DEFAULT_SIZES, gamma="scale", degree=2,
-    coef0=1.0, repeats=3, n_eval=2000, random_state=0, progress=None,
+    X, X_eval=None, *, kernel="rbf", maps=None, sizes=DEFAULT_SIZES, gamma="scale", degree=3,
+    coef0=0.0, repeats=3, n_eval=2000, random_state=0, progress=None,
 ):
     """Measure each map's relative kernel error and fit / transform time at each size.
 

@@ -23,8 +23,8 @@ class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
     - ``_bytes_per_row(X, state)``: temporary bytes per row of a block;
     - ``_transform_rows(X, start, stop, out, state)``: fill ``out`` with the map
       of ``X[start:stop]``;
-    - ``_exact_kernel()``: ``dict`` of :func:`kernelscale.kernels.pairwise_kernel`
-      arguments describing the kernel the map approximates.
+    and set the fitted attribute ``kernel_`` (a :class:`kernelscale.kernels.Kernel`):
+    the kernel the map approximates.
     """
 
     def fit(self, X, y=None):

@@ -9,7 +9,7 @@ from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_int
-from ..kernels import pairwise_kernel
+from ..kernels import Kernel, make_kernel
 
 __all__ = ["kernel_approximation_error"]
 
@@ -65,18 +65,19 @@ def kernel_approximation_error(
     n_samples = check_int("n_samples", n_samples, min_value=1)
     feature_map = _fitted(feature_map, X)
     if kernel is None:
-        if not hasattr(feature_map, "_exact_kernel"):
+        fitted = getattr(feature_map, "kernel_", None)
+        if not isinstance(fitted, Kernel):
             raise ValueError(
                 f"{type(feature_map).__name__} does not say which kernel it approximates; "
                 "pass kernel= and its parameters (e.g. kernel='rbf', gamma=0.1)."
             )
-        args = {**feature_map._exact_kernel(), **kernel_params}
+        exact = fitted.with_params(**kernel_params) if kernel_params else fitted
     else:
-        args = {"kernel": kernel, **kernel_params}
+        exact = make_kernel(kernel, X, **kernel_params)
     rng = check_random_state(random_state)
     rows = np.sort(rng.choice(X.shape[0], size=min(n_samples, X.shape[0]), replace=False))
     sample = X[rows]
-    K = pairwise_kernel(sample.astype(np.float64), **args)
+    K = exact.gram(sample.astype(np.float64))
     Z = np.asarray(feature_map.transform(sample), dtype=np.float64)
     norm = np.linalg.norm(K)
     if not norm > 0:

@@ -8,8 +8,7 @@ import numba
 import numpy as np
 
 from .._validation import check_int, check_option, dense_rows, sparse_row_bytes
-from ..kernels import check_kernel, resolve_gamma
-from ..kernels._blocks import _PreparedKernel
+from ..kernels import RBF, Laplacian, Linear, check_kernel, resolve_gamma
 from ._base import _FeatureMap
 
 __all__ = ["RandomFourierFeatures"]
@@ -114,6 +113,8 @@ class RandomFourierFeatures(_FeatureMap):
 
     Attributes
     ----------
+    kernel_ : kernelscale.kernels.Kernel
+        The kernel the map approximates (``RBF`` or ``Laplacian``).
     gamma_ : float
         The kernel scale used.
     n_components_ : int
@@ -189,6 +190,7 @@ class RandomFourierFeatures(_FeatureMap):
     def _fit(self, X, rng):
         kernel, n_components, kind, sampling = self._check_params()
         self.gamma_ = resolve_gamma(self.gamma, X)
+        self.kernel_ = (RBF if kernel == "rbf" else Laplacian)(self.gamma_)
         self.n_components_ = n_components
         n_features = X.shape[1]
         n_pairs, n_phased = self._layout(kind, n_components)
@@ -224,9 +226,6 @@ class RandomFourierFeatures(_FeatureMap):
     def _n_features_out(self):
         return self.n_components_
 
-    def _exact_kernel(self):
-        return {"kernel": check_kernel(self.kernel), "gamma": self.gamma_}
-
     def _fitted_layout(self):
         """``(structured, n_pairs, n_phased)`` read from the fitted arrays, not the
         parameters, so that ``set_params`` after ``fit`` cannot desynchronise them."""
@@ -242,10 +241,7 @@ class RandomFourierFeatures(_FeatureMap):
             state["signs"] = self.random_signs_.astype(dtype)
             state["norms"] = self.random_norms_.astype(dtype)
         else:
-            state["projection"] = _PreparedKernel(
-                "linear", self.random_weights_.T, gamma=None, degree=None,
-                coef0=None, kernel_params=None, dtype=dtype,
-            )
+            state["projection"] = Linear().prepare(self.random_weights_.T, dtype)
         if n_phased:
             state["offset"] = self.random_offset_.astype(dtype)
         return state

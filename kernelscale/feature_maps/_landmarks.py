@@ -13,8 +13,6 @@ import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 
 from .._validation import csr_int32, iter_row_blocks
-from ..kernels import kernel_diagonal, pairwise_kernel
-from ..kernels._blocks import _PreparedKernel
 
 __all__ = ["SAMPLINGS", "select_landmarks"]
 
@@ -70,7 +68,7 @@ def _effective_dimension_ridge(eigenvalues, n_total, n_sample, target):
     return float(np.exp(0.5 * (lo + hi)))
 
 
-def ridge_leverage_scores(X, m, rng, kernel_args, memory_budget):
+def ridge_leverage_scores(X, m, rng, kernel, memory_budget):
     """Approximate ridge leverage scores of every row of ``X``.
 
     One level of the recursive estimator of Musco & Musco (2017): a uniform
@@ -87,18 +85,14 @@ def ridge_leverage_scores(X, m, rng, kernel_args, memory_budget):
     n = X.shape[0]
     sample = np.sort(rng.choice(n, size=min(m, n), replace=False))
     S = _rows(X, sample)
-    K_SS = pairwise_kernel(S, **kernel_args)
+    K_SS = kernel.gram(S)
     lam = _effective_dimension_ridge(
         scipy.linalg.eigvalsh(K_SS), n, len(sample), target=m
     )
     K_SS[np.diag_indices_from(K_SS)] += lam * len(sample) / n
     chol = scipy.linalg.cholesky(K_SS, lower=True)
-    diagonal = kernel_diagonal(X, **kernel_args)
-    prepared = _PreparedKernel(
-        kernel_args["kernel"], S, gamma=kernel_args.get("gamma"),
-        degree=kernel_args.get("degree"), coef0=kernel_args.get("coef0"),
-        kernel_params=kernel_args.get("kernel_params"), dtype=np.float64,
-    )
+    diagonal = kernel.diagonal(X)
+    prepared = kernel.prepare(S, np.float64)
     scores = np.empty(n)
     per_row = prepared.bytes_per_row(X) + 2 * 8 * len(sample)
     for start, stop in iter_row_blocks(n, per_row, memory_budget, what="leverage scores"):
@@ -108,11 +102,11 @@ def ridge_leverage_scores(X, m, rng, kernel_args, memory_budget):
     return np.clip(scores / lam, 0.0, 1.0)
 
 
-def _leverage(X, m, rng, kernel_args, memory_budget):
+def _leverage(X, m, rng, kernel, memory_budget):
     n = X.shape[0]
     if m >= n:
         return _rows(X, np.arange(n)), np.arange(n)
-    scores = ridge_leverage_scores(X, m, rng, kernel_args, memory_budget)
+    scores = ridge_leverage_scores(X, m, rng, kernel, memory_budget)
     # A floor keeps every row selectable, so sampling without replacement always
     # finds m distinct rows even when most scores are (numerically) zero.
     scores = scores + 1e-6 * max(scores.mean(), np.finfo(float).tiny)
@@ -120,10 +114,27 @@ def _leverage(X, m, rng, kernel_args, memory_budget):
     return _rows(X, indices), indices
 
 
-def select_landmarks(X, m, sampling, rng, *, kernel_args, memory_budget):
-    """Select ``m`` landmarks of ``X`` by ``sampling`` (one of :data:`SAMPLINGS`)."""
+def select_landmarks(X, m, sampling, rng, *, kernel, memory_budget):
+    """Select ``m`` landmarks of ``X`` by ``sampling`` (one of :data:`SAMPLINGS`).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    m : int
+    sampling : {"uniform", "kmeans", "leverage"}
+    rng : RandomState
+    kernel : kernelscale.kernels.Kernel
+        The kernel the leverage scores are computed with.
+    memory_budget : int
+
+    Returns
+    -------
+    landmarks : ndarray of shape (m, n_features), float64
+    indices : ndarray of shape (m,) or None
+        Rows of ``X`` the landmarks are (None for k-means centres).
+    """
     if sampling == "uniform":
         return _uniform(X, m, rng)
     if sampling == "kmeans":
         return _kmeans(X, m, rng)
-    return _leverage(X, m, rng, kernel_args, memory_budget)
+    return _leverage(X, m, rng, kernel, memory_budget)

@@ -15,8 +15,7 @@ from .._validation import (
     resolve_dtype,
     resolve_memory_budget,
 )
-from ..kernels import check_kernel, kernel_arguments, pairwise_kernel
-from ..kernels._blocks import _PreparedKernel, flush_tiny
+from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, flush_tiny, make_kernel
 from ._base import _FeatureMap
 from ._landmarks import SAMPLINGS, select_landmarks
 
@@ -75,14 +74,15 @@ class Nystroem(_FeatureMap):
     ----------
     n_components : int, default=100
         Number of landmarks ``m``. Clamped to ``n_samples`` with a warning.
-    kernel : str or callable, default="rbf"
-        ``"linear"``, ``"polynomial"``, ``"rbf"``, ``"laplacian"`` or a callable
-        ``k(X, Y, **kernel_params)`` returning a positive semi-definite Gram block.
+    kernel : str, callable or Kernel, default="rbf"
+        ``"linear"``, ``"polynomial"``, ``"rbf"``, ``"laplacian"``, a callable
+        ``k(X, Y, **kernel_params)`` returning a positive semi-definite Gram block,
+        or a :class:`kernelscale.kernels.Kernel` object.
     gamma : {"scale", "auto"} or float, default="scale"
         Kernel scale (polynomial, rbf, laplacian).
     degree : int, default=3
         Degree of the polynomial kernel.
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
         Constant term of the polynomial kernel.
     kernel_params : dict, default=None
         Keyword arguments of a callable kernel.
@@ -133,6 +133,8 @@ class Nystroem(_FeatureMap):
         Number of output features.
     decomposition_ : str
         ``"cholesky"`` or ``"eigh"``.
+    kernel_ : kernelscale.kernels.Kernel
+        The kernel the map approximates, its parameters resolved.
     gamma_ : float or None
         The kernel scale used (None for linear and callable kernels).
     n_components_ : int
@@ -160,7 +162,8 @@ class Nystroem(_FeatureMap):
     """
 
     def __init__(
-        self, *, n_components=100, kernel="rbf", gamma="scale", degree=3, coef0=1.0,
+        self, *, n_components=100, kernel="rbf", gamma="scale", degree=DEFAULT_DEGREE,
+        coef0=DEFAULT_COEF0,
         kernel_params=None, sampling="uniform", rank=None, reg=0.0,
         decomposition="auto", rcond=None, dtype="float32", memory_budget=None,
         random_state=None,
@@ -179,10 +182,6 @@ class Nystroem(_FeatureMap):
         self.dtype = dtype
         self.memory_budget = memory_budget
         self.random_state = random_state
-
-    def _kernel_args(self, X):
-        return kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
-                                coef0=self.coef0, kernel_params=self.kernel_params)
 
     def _check_params(self, n_samples, input_dtype):
         m = check_int("n_components", self.n_components, min_value=1)
@@ -209,12 +208,13 @@ class Nystroem(_FeatureMap):
 
     def _fit(self, X, rng):
         m, rank, decomposition, rcond, reg = self._check_params(X.shape[0], X.dtype)
-        kernel_args = self._kernel_args(X)
+        kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)
         budget = resolve_memory_budget(self.memory_budget)
         landmarks, indices = select_landmarks(
-            X, m, self.sampling, rng, kernel_args=kernel_args, memory_budget=budget
+            X, m, self.sampling, rng, kernel=kernel, memory_budget=budget
         )
-        K_mm = pairwise_kernel(landmarks, **kernel_args, memory_budget=budget)
+        K_mm = kernel.gram(landmarks, memory_budget=budget)
         if reg:
             K_mm[np.diag_indices_from(K_mm)] += reg
         if not np.max(np.diag(K_mm)) > 0:
@@ -236,7 +236,8 @@ class Nystroem(_FeatureMap):
         self.component_indices_ = indices
         self.rank_ = self.normalization_.shape[1]
         self.decomposition_ = decomposition
-        self.gamma_ = kernel_args.get("gamma")
+        self.kernel_ = kernel
+        self.gamma_ = getattr(kernel, "gamma", None)
         self.n_components_ = m
         return self
 
@@ -244,23 +245,8 @@ class Nystroem(_FeatureMap):
     def _n_features_out(self):
         return self.rank_
 
-    def _exact_kernel(self):
-        args = {"kernel": check_kernel(self.kernel)}
-        if self.gamma_ is not None:
-            args["gamma"] = self.gamma_
-        if args["kernel"] == "polynomial":
-            args.update(degree=self.degree, coef0=self.coef0)
-        if callable(args["kernel"]):
-            args["kernel_params"] = self.kernel_params
-        return args
-
     def _transform_state(self, dtype):
-        args = self._exact_kernel()
-        prepared = _PreparedKernel(
-            args["kernel"], self.components_, gamma=args.get("gamma"),
-            degree=args.get("degree"), coef0=args.get("coef0"),
-            kernel_params=args.get("kernel_params"), dtype=dtype,
-        )
+        prepared = self.kernel_.prepare(self.components_, dtype)
         # tiny entries would make subnormal products that slow every TRMM / GEMM
         normalization = flush_tiny(self.normalization_.astype(dtype))
         return {"kernel": prepared, "normalization": normalization}

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.fft
 
 from .._validation import check_float, check_int, dense_rows, sparse_row_bytes
-from ..kernels import resolve_gamma
+from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, Polynomial, resolve_gamma
 from ._base import _FeatureMap
 
 __all__ = ["RandomMaclaurin", "TensorSketch"]
@@ -35,7 +35,7 @@ class _PolynomialSketch(_FeatureMap):
     """Shared parameters and the augmented input of the polynomial maps."""
 
     def __init__(
-        self, *, n_components=100, degree=2, gamma="scale", coef0=1.0,
+        self, *, n_components=100, degree=DEFAULT_DEGREE, gamma="scale", coef0=DEFAULT_COEF0,
         dtype="float32", memory_budget=None, random_state=None,
     ):
         self.n_components = n_components
@@ -56,18 +56,13 @@ class _PolynomialSketch(_FeatureMap):
                 f"with coef0 < 0 is not positive definite), got {coef0}."
             )
         self.gamma_ = resolve_gamma(self.gamma, X)
+        self.kernel_ = Polynomial(self.gamma_, self.degree, coef0)
         self._draw(X.shape[1] + 1, rng)
         return self
 
     @property
     def _n_features_out(self):
         return self.n_components_
-
-    def _exact_kernel(self):
-        return {
-            "kernel": "polynomial", "gamma": self.gamma_,
-            "degree": self.degree, "coef0": self.coef0,
-        }
 
     def _augmented_rows(self, X, start, stop, dtype):
         Xb = dense_rows(X, start, stop, dtype)
@@ -90,11 +85,11 @@ class RandomMaclaurin(_PolynomialSketch):
     ----------
     n_components : int, default=100
         Number of output features ``D``.
-    degree : int, default=2
+    degree : int, default=3
         Degree of the polynomial kernel.
     gamma : {"scale", "auto"} or float, default="scale"
         Scale of the inner product.
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
         Constant term (>= 0).
     dtype : {"float32", "float64"} or None, default="float32"
         Output dtype; None follows the input.
@@ -107,6 +102,8 @@ class RandomMaclaurin(_PolynomialSketch):
     ----------
     random_signs_ : ndarray of shape (degree, n_features_in_ + 1, n_components), int8
         The Rademacher vectors ``eps_j`` (the last input row acts on ``sqrt(coef0)``).
+    kernel_ : kernelscale.kernels.Polynomial
+        The kernel the map approximates.
     gamma_ : float
         The scale used.
     n_components_ : int
@@ -162,11 +159,11 @@ class TensorSketch(_PolynomialSketch):
     ----------
     n_components : int, default=100
         Number of output features ``D``.
-    degree : int, default=2
+    degree : int, default=3
         Degree of the polynomial kernel.
     gamma : {"scale", "auto"} or float, default="scale"
         Scale of the inner product.
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
         Constant term (>= 0).
     dtype : {"float32", "float64"} or None, default="float32"
         Output dtype; None follows the input.
@@ -181,6 +178,8 @@ class TensorSketch(_PolynomialSketch):
         Bucket of each input coordinate in each count sketch.
     hash_signs_ : ndarray of shape (degree, n_features_in_ + 1)
         Sign of each input coordinate in each count sketch.
+    kernel_ : kernelscale.kernels.Polynomial
+        The kernel the map approximates.
     gamma_ : float
         The scale used.
     n_components_ : int

@@ -1,18 +1,26 @@
-"""Exact kernels and blocked Gram matrices under a memory budget.
+"""Exact kernels: the kernel layer every feature map, solver and model calls.
 
-The kernel math of the library is written once, here: feature maps and solvers
-evaluate kernels through :func:`pairwise_kernel`, :func:`iter_kernel_blocks` or
-the private :class:`_PreparedKernel` that both are built on.
+A :class:`Kernel` object (:class:`RBF`, :class:`Laplacian`, :class:`Polynomial`,
+:class:`Linear`, :class:`CallableKernel`) knows its parameters, computes Gram
+blocks in float32 or float64 under the memory budget (:meth:`Kernel.gram`,
+:meth:`Kernel.blocks`, :meth:`Kernel.expand`), its diagonal, and prepares the
+reusable parts of a second argument once (:meth:`Kernel.prepare`).
+:func:`make_kernel` builds one from an estimator's ``kernel`` / ``gamma`` /
+``degree`` / ``coef0`` parameters. The function interface
+(:func:`pairwise_kernel` and friends) is built on the objects.
 
 Kernels (``gamma`` > 0, ``degree`` >= 1):
 
 - ``"linear"``: ``x . y``
 - ``"polynomial"`` (alias ``"poly"``): ``(gamma x . y + coef0) ** degree``
+  (defaults ``degree=3``, ``coef0=0``, as scikit-learn's SVC, everywhere)
 - ``"rbf"`` (alias ``"gaussian"``): ``exp(-gamma ||x - y||_2^2)``
 - ``"laplacian"``: ``exp(-gamma ||x - y||_1)``
 - a callable ``k(X_block, Y, **kernel_params) -> ndarray (len(X_block), len(Y))``.
 """
 
+from ._base import Kernel, PreparedKernel
+from ._compiled import flush_tiny, tiny_floor
 from ._gram import (
     iter_kernel_blocks,
     kernel_diagonal,
@@ -22,18 +30,20 @@ from ._gram import (
     polynomial_kernel,
     rbf_kernel,
 )
-from ._params import KERNELS, check_kernel, kernel_arguments, resolve_gamma
+from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial
+from ._params import (
+    DEFAULT_COEF0,
+    DEFAULT_DEGREE,
+    KERNELS,
+    check_kernel,
+    make_kernel,
+    resolve_gamma,
+)
 
 __all__ = [
-    "KERNELS",
-    "check_kernel",
-    "kernel_arguments",
-    "resolve_gamma",
-    "pairwise_kernel",
-    "iter_kernel_blocks",
-    "linear_kernel",
-    "polynomial_kernel",
-    "rbf_kernel",
-    "laplacian_kernel",
-    "kernel_diagonal",
+    "Kernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel",
+    "KERNELS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel", "make_kernel",
+    "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",
+    "polynomial_kernel", "rbf_kernel", "laplacian_kernel", "kernel_diagonal", "tiny_floor",
+    "flush_tiny",
 ]

@@ -1,14 +1,14 @@
-"""Gram matrices, their row blocks and diagonals, under a memory budget."""
+"""The function interface: Gram matrices, their row blocks and diagonals, by kernel name."""
 
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils import check_array
 
-from .._validation import check_float, check_int, iter_row_blocks, resolve_memory_budget
-from ._blocks import _PreparedKernel
-from ._params import check_kernel, resolve_gamma
+from ._params import DEFAULT_COEF0, DEFAULT_DEGREE, make_kernel
+
+__all__ = ["pairwise_kernel", "iter_kernel_blocks", "linear_kernel", "polynomial_kernel",
+           "rbf_kernel", "laplacian_kernel", "kernel_diagonal"]
 
 
 def _check_pair(X, Y):
@@ -24,27 +24,8 @@ def _check_pair(X, Y):
     return X, Y
 
 
-def _prepare(X, Y, kernel, gamma, degree, coef0, kernel_params):
-    kernel = check_kernel(kernel)
-    dtype = np.result_type(X.dtype, Y.dtype)
-    if callable(kernel):
-        return _PreparedKernel(
-            kernel, Y, gamma=None, degree=None, coef0=None,
-            kernel_params=kernel_params, dtype=dtype,
-        )
-    if kernel_params:
-        raise ValueError("kernel_params is only used with a callable kernel.")
-    gamma = None if kernel == "linear" else resolve_gamma(gamma, X)
-    degree = check_int("degree", degree, min_value=1) if kernel == "polynomial" else None
-    coef0 = check_float("coef0", coef0) if kernel == "polynomial" else None
-    return _PreparedKernel(
-        kernel, Y, gamma=gamma, degree=degree, coef0=coef0,
-        kernel_params=None, dtype=dtype,
-    )
-
-
 def iter_kernel_blocks(
-    X, Y=None, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0,
+    X, Y=None, kernel="rbf", *, gamma="scale", degree=DEFAULT_DEGREE, coef0=DEFAULT_COEF0,
     kernel_params=None, memory_budget=None,
 ):
     """Yield the Gram matrix ``k(X, Y)`` one row block at a time.
@@ -58,17 +39,17 @@ def iter_kernel_blocks(
     X : {ndarray, sparse matrix} of shape (n_samples_X, n_features)
     Y : {ndarray, sparse matrix} of shape (n_samples_Y, n_features), default=None
         None means ``Y = X``.
-    kernel : str or callable, default="rbf"
-        See :func:`check_kernel`.
+    kernel : str, callable or Kernel, default="rbf"
+        See :func:`make_kernel`.
     gamma : {"scale", "auto"} or float, default="scale"
         Kernel scale, resolved on ``X`` (see :func:`resolve_gamma`).
     degree : int, default=3
         Degree of the polynomial kernel.
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
         Constant term of the polynomial kernel.
     kernel_params : dict, default=None
         Keyword arguments of a callable kernel.
-    memory_budget : int, default=None
+    memory_budget : int or str, default=None
         Bytes for one block; None uses :func:`kernelscale.get_config`.
 
     Yields
@@ -88,40 +69,36 @@ def iter_kernel_blocks(
     True
     """
     X, Y = _check_pair(X, Y)
-    prepared = _prepare(X, Y, kernel, gamma, degree, coef0, kernel_params)
-    budget = resolve_memory_budget(memory_budget)
-    item = prepared.dtype.itemsize
-    per_row = prepared.bytes_per_row(X) + item * prepared.n_columns
-    for start, stop in iter_row_blocks(X.shape[0], per_row, budget, what="a kernel block"):
-        block = np.empty((stop - start, prepared.n_columns), dtype=prepared.dtype)
-        yield start, stop, prepared.evaluate_rows(X, start, stop, block)
+    k = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0,
+                    kernel_params=kernel_params)
+    yield from k.blocks(X, Y, memory_budget=memory_budget)
 
 
 def pairwise_kernel(
-    X, Y=None, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0,
+    X, Y=None, kernel="rbf", *, gamma="scale", degree=DEFAULT_DEGREE, coef0=DEFAULT_COEF0,
     kernel_params=None, memory_budget=None, out=None,
 ):
     """Compute the Gram matrix ``k(X, Y)`` in row blocks under a memory budget.
 
     Only the returned matrix is allocated whole; the temporaries of each row
-    block (densified sparse rows, shifted copies) fit in ``memory_budget``.
+    block (densified sparse rows, scaled copies) fit in ``memory_budget``.
 
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples_X, n_features)
     Y : {ndarray, sparse matrix} of shape (n_samples_Y, n_features), default=None
         None means ``Y = X``.
-    kernel : str or callable, default="rbf"
-        See :func:`check_kernel`.
+    kernel : str, callable or Kernel, default="rbf"
+        See :func:`make_kernel`.
     gamma : {"scale", "auto"} or float, default="scale"
         Kernel scale, resolved on ``X`` (see :func:`resolve_gamma`).
     degree : int, default=3
         Degree of the polynomial kernel.
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
         Constant term of the polynomial kernel.
     kernel_params : dict, default=None
         Keyword arguments of a callable kernel.
-    memory_budget : int, default=None
+    memory_budget : int or str, default=None
         Bytes for the temporaries of one block; None uses the library default.
     out : ndarray of shape (n_samples_X, n_samples_Y), default=None
         C-contiguous array to write into (its dtype must be the result dtype).
@@ -141,20 +118,9 @@ def pairwise_kernel(
            [0.6065, 1.    ]])
     """
     X, Y = _check_pair(X, Y)
-    prepared = _prepare(X, Y, kernel, gamma, degree, coef0, kernel_params)
-    shape = (X.shape[0], prepared.n_columns)
-    if out is None:
-        out = np.empty(shape, dtype=prepared.dtype)
-    elif out.shape != shape or out.dtype != prepared.dtype or not out.flags.c_contiguous:
-        raise ValueError(
-            f"out must be a C-contiguous {prepared.dtype} array of shape {shape}, "
-            f"got {out.dtype} {out.shape}."
-        )
-    budget = resolve_memory_budget(memory_budget)
-    per_row = prepared.bytes_per_row(X)
-    for start, stop in iter_row_blocks(shape[0], per_row, budget, what="a kernel block"):
-        prepared.evaluate_rows(X, start, stop, out[start:stop])
-    return out
+    k = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0,
+                    kernel_params=kernel_params)
+    return k.gram(X, Y, memory_budget=memory_budget, out=out)
 
 
 def linear_kernel(X, Y=None, *, memory_budget=None):
@@ -170,20 +136,20 @@ def linear_kernel(X, Y=None, *, memory_budget=None):
     return pairwise_kernel(X, Y, "linear", memory_budget=memory_budget)
 
 
-def polynomial_kernel(X, Y=None, *, gamma="scale", degree=3, coef0=1.0, memory_budget=None):
+def polynomial_kernel(X, Y=None, *, gamma="scale", degree=DEFAULT_DEGREE, coef0=DEFAULT_COEF0,
+                      memory_budget=None):
     """Polynomial kernel ``(gamma x . y + coef0) ** degree``; see :func:`pairwise_kernel`.
 
     Examples
     --------
     >>> import numpy as np
     >>> from kernelscale.kernels import polynomial_kernel
-    >>> polynomial_kernel(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]), gamma=1.0, degree=2)
+    >>> polynomial_kernel(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]), gamma=1.0, degree=2,
+    ...                   coef0=1.0)
     array([[144.]])
     """
-    return pairwise_kernel(
-        X, Y, "polynomial", gamma=gamma, degree=degree, coef0=coef0,
-        memory_budget=memory_budget,
-    )
+    return pairwise_kernel(X, Y, "polynomial", gamma=gamma, degree=degree, coef0=coef0,
+                           memory_budget=memory_budget)
 
 
 def rbf_kernel(X, Y=None, *, gamma="scale", memory_budget=None):
@@ -212,9 +178,9 @@ def laplacian_kernel(X, Y=None, *, gamma="scale", memory_budget=None):
     return pairwise_kernel(X, Y, "laplacian", gamma=gamma, memory_budget=memory_budget)
 
 
-
 def kernel_diagonal(
-    X, kernel="rbf", *, gamma="scale", degree=3, coef0=1.0, kernel_params=None,
+    X, kernel="rbf", *, gamma="scale", degree=DEFAULT_DEGREE, coef0=DEFAULT_COEF0,
+    kernel_params=None,
 ):
     """Return ``k(x_i, x_i)`` for every row of ``X`` without forming the Gram matrix.
 
@@ -236,21 +202,6 @@ def kernel_diagonal(
     array([5.])
     """
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
-    kernel = check_kernel(kernel)
-    if kernel in ("rbf", "laplacian"):
-        return np.ones(X.shape[0])
-    if callable(kernel):
-        params = dict(kernel_params or {})
-        return np.array(
-            [float(np.asarray(kernel(X[i : i + 1], X[i : i + 1], **params)).ravel()[0])
-             for i in range(X.shape[0])]
-        )
-    if sp.issparse(X):
-        sqnorm = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
-    else:
-        sqnorm = np.einsum("ij,ij->i", X, X, dtype=np.float64)
-    if kernel == "linear":
-        return sqnorm
-    gamma = resolve_gamma(gamma, X)
-    degree = check_int("degree", degree, min_value=1)
-    return (gamma * sqnorm + check_float("coef0", coef0)) ** degree
+    k = make_kernel(kernel, X, gamma=gamma, degree=degree, coef0=coef0,
+                    kernel_params=kernel_params)
+    return k.diagonal(X)

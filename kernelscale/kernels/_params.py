@@ -1,32 +1,42 @@
-"""Kernel names and the resolution of ``gamma``."""
+"""Kernel names, the resolution of ``gamma`` and :func:`make_kernel`."""
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_float, check_int, check_option
+from ._base import Kernel
+from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial
 
-__all__ = ["KERNELS", "check_kernel", "kernel_arguments", "resolve_gamma"]
+__all__ = ["KERNELS", "check_kernel", "make_kernel", "resolve_gamma", "DEFAULT_DEGREE",
+           "DEFAULT_COEF0"]
 
 KERNELS = ("linear", "polynomial", "rbf", "laplacian")
 _ALIASES = {"poly": "polynomial", "gaussian": "rbf"}
+_CLASSES = {"linear": Linear, "polynomial": Polynomial, "rbf": RBF, "laplacian": Laplacian}
 
+#: The polynomial kernel's defaults in every estimator and map (scikit-learn's SVC).
+DEFAULT_DEGREE = 3
+DEFAULT_COEF0 = 0.0
+
+# elements per block of the variance passes: 8 MB float64 temporaries
+_VARIANCE_BLOCK = 1 << 20
 
 
 def check_kernel(kernel):
-    """Return the canonical kernel name (or the callable itself).
+    """Return the canonical kernel name, or the callable / :class:`Kernel` itself.
 
     Parameters
     ----------
-    kernel : str or callable
+    kernel : str, callable or Kernel
         One of ``"linear"``, ``"polynomial"`` / ``"poly"``, ``"rbf"`` /
-        ``"gaussian"``, ``"laplacian"``, or a callable.
+        ``"gaussian"``, ``"laplacian"``, a callable, or a :class:`Kernel` object.
 
     Returns
     -------
-    kernel : str or callable
-        The canonical name, or ``kernel`` unchanged if it is callable.
+    kernel : str, callable or Kernel
 
     Examples
     --------
@@ -34,7 +44,7 @@ def check_kernel(kernel):
     >>> check_kernel("poly")
     'polynomial'
     """
-    if callable(kernel):
+    if isinstance(kernel, Kernel) or callable(kernel):
         return kernel
     if isinstance(kernel, str) and kernel in _ALIASES:
         return _ALIASES[kernel]
@@ -42,15 +52,42 @@ def check_kernel(kernel):
         return kernel
     raise ValueError(
         f"Unknown kernel={kernel!r}; expected one of 'linear', 'polynomial' ('poly'), "
-        "'rbf' ('gaussian'), 'laplacian', or a callable k(X, Y) returning the Gram block."
+        "'rbf' ('gaussian'), 'laplacian', a callable k(X, Y) returning the Gram block, "
+        "or a kernelscale.kernels.Kernel object."
     )
 
 
-def _variance(X):
+def _row_blocks(n_rows, n_columns):
+    step = max(1, _VARIANCE_BLOCK // max(n_columns, 1))
+    return ((start, min(start + step, n_rows)) for start in range(0, n_rows, step))
+
+
+def scaled_variance(X):
+    """``(v, s)``: the variance of all entries of ``X / s`` in float64, and ``s = max |X|``.
+
+    ``X.var() = v s^2``, computed without overflow for features of any magnitude
+    (two passes over row blocks, so no float64 copy of ``X`` is made).
+    """
     if sp.issparse(X):
-        mean = X.mean()
-        return float(X.multiply(X).mean() - mean * mean)
-    return float(np.asarray(X, dtype=np.float64).var())
+        data = np.asarray(X.data, dtype=np.float64)
+        s = float(np.max(np.abs(data))) if data.size else 0.0
+        if not s > 0:
+            return 0.0, 1.0
+        total = X.shape[0] * X.shape[1]
+        scaled = data / s
+        mean = scaled.sum() / total
+        deviations = np.sum((scaled - mean) ** 2) + (total - data.size) * mean * mean
+        return float(deviations / total), s
+    n, d = X.shape
+    s = max((float(np.max(np.abs(X[a:b]))) for a, b in _row_blocks(n, d)), default=0.0)
+    if not s > 0:
+        return 0.0, 1.0
+    total = n * d
+    mean = sum(float(np.sum(np.asarray(X[a:b], dtype=np.float64) / s))
+               for a, b in _row_blocks(n, d)) / total
+    squares = sum(float(np.sum((np.asarray(X[a:b], dtype=np.float64) / s - mean) ** 2))
+                  for a, b in _row_blocks(n, d))
+    return squares / total, s
 
 
 def resolve_gamma(gamma, X=None):
@@ -60,14 +97,20 @@ def resolve_gamma(gamma, X=None):
     ----------
     gamma : {"scale", "auto"} or float
         ``"scale"``: ``1 / (n_features * X.var())`` (scikit-learn's convention;
-        1.0 when X has zero variance). ``"auto"``: ``1 / n_features``. A float
-        > 0 is returned as is.
+        1.0 when X has zero variance), computed in float64 without overflow.
+        ``"auto"``: ``1 / n_features``. A float > 0 is returned as is.
     X : {ndarray, sparse matrix} of shape (n_samples, n_features), default=None
         Data that ``"scale"`` and ``"auto"`` are computed from.
 
     Returns
     -------
     gamma : float
+
+    Raises
+    ------
+    ValueError
+        When ``"scale"`` gives no usable number (features so large that
+        ``1 / X.var()`` underflows to 0): rescale the features or pass a float.
 
     Examples
     --------
@@ -77,53 +120,69 @@ def resolve_gamma(gamma, X=None):
     0.25
     """
     if isinstance(gamma, str):
-        check_option("gamma", gamma, ("scale", "auto"))
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"Unknown gamma={gamma!r}; expected 'scale', 'auto' or a float > 0.")
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data to be resolved.")
         if gamma == "auto":
             return 1.0 / X.shape[1]
-        var = _variance(X)
-        return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-    return check_float("gamma", gamma, min_value=0.0, strict=True)
+        variance, s = scaled_variance(X)
+        if variance == 0:
+            return 1.0
+        value = 1.0 / (X.shape[1] * variance) / s / s
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(
+                f"gamma='scale' = 1 / (n_features * X.var()) is {value:g} for these data "
+                f"(their values reach {s:.3g}), which gives a constant kernel; rescale the "
+                "features (e.g. sklearn.preprocessing.StandardScaler) or pass a numeric gamma.")
+        return value
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) \
+            or not np.isfinite(gamma) or not gamma > 0:
+        raise ValueError(f"gamma must be 'scale', 'auto' or a finite float > 0, got {gamma!r}.")
+    return float(gamma)
 
 
-def kernel_arguments(kernel, X, *, gamma="scale", degree=3, coef0=1.0, kernel_params=None):
-    """Validate a kernel and resolve its parameters on the training data ``X``.
+def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=DEFAULT_DEGREE,
+                coef0=DEFAULT_COEF0, kernel_params=None):
+    """Build the :class:`Kernel` an estimator's parameters describe, resolved on ``X``.
 
     Parameters
     ----------
-    kernel : str or callable
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        Data that ``gamma="scale"`` / ``"auto"`` is resolved on.
-    gamma, degree, coef0 : see :func:`kernelscale.kernels.pairwise_kernel`
+    kernel : str, callable or Kernel, default="rbf"
+        A name (see :func:`check_kernel`), a callable ``k(X_block, Y, **kernel_params)``,
+        or a :class:`Kernel` object (used as is; ``gamma``, ``degree`` and
+        ``coef0`` are then ignored).
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features), default=None
+        Training data that ``gamma="scale"`` / ``"auto"`` is resolved on.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
     kernel_params : dict, default=None
         Keyword arguments of a callable kernel (an error for named kernels).
 
     Returns
     -------
-    kernel_args : dict
-        Keyword arguments of :func:`kernelscale.kernels.pairwise_kernel`
-        holding only what the kernel uses: ``kernel``, and ``gamma`` (not for
-        linear), ``degree`` and ``coef0`` (polynomial) or ``kernel_params``
-        (callable).
+    kernel : Kernel
 
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelscale.kernels import kernel_arguments
-    >>> kernel_arguments("rbf", np.zeros((3, 4)), gamma="auto")
-    {'kernel': 'rbf', 'gamma': 0.25}
+    >>> from kernelscale.kernels import make_kernel
+    >>> make_kernel("rbf", np.zeros((3, 4)), gamma="auto")
+    RBF(gamma=0.25)
+    >>> make_kernel("poly", gamma=0.5)
+    Polynomial(gamma=0.5, degree=3, coef0=0.0)
     """
     kernel = check_kernel(kernel)
-    args = {"kernel": kernel}
+    if isinstance(kernel, Kernel):
+        return kernel
     if callable(kernel):
-        args["kernel_params"] = kernel_params
-        return args
+        return CallableKernel(kernel, kernel_params)
     if kernel_params:
         raise ValueError("kernel_params is only used with a callable kernel.")
-    if kernel != "linear":
-        args["gamma"] = resolve_gamma(gamma, X)
+    if kernel == "linear":
+        return Linear()
+    g = resolve_gamma(gamma, X)
     if kernel == "polynomial":
-        args["degree"] = check_int("degree", degree, min_value=1)
-        args["coef0"] = check_float("coef0", coef0)
-    return args
+        return Polynomial(g, degree, coef0)
+    return _CLASSES[kernel](g)

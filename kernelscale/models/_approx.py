@@ -24,7 +24,7 @@ APPROX_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
         Polynomial kernel degree.
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
         Polynomial kernel constant.
     dtype : {"float32", "float64"}, default="float32"
         dtype of the features; float32 halves memory and doubles BLAS speed."""

@@ -19,8 +19,8 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..feature_maps._landmarks import SAMPLINGS, select_landmarks
-from ..kernels import kernel_arguments, pairwise_kernel
-from ..solvers import ChunkedKernelOperator, falkon, falkon_solve, kernel_expansion
+from ..kernels import make_kernel
+from ..solvers import ChunkedKernelOperator, falkon, falkon_solve
 from ._chunked import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
@@ -69,7 +69,7 @@ def auto_n_centers(n_samples, memory_budget, itemsize):
 class _NystromKernelRidgeBase(BaseEstimator):
     def __init__(
         self, *, n_centers="auto", centers="uniform", kernel="rbf", gamma="scale", degree=3,
-        coef0=1.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
+        coef0=0.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
         preconditioner=True, dtype="float32", memory_budget=None, random_state=None,
         verbose=0,
     ):
@@ -126,11 +126,11 @@ class _NystromKernelRidgeBase(BaseEstimator):
         dtype = resolve_dtype(self.dtype, X.dtype)
         weight_total = float(sample_weight.sum())
         alpha = self._alpha(weight_total)
-        kernel_args = kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
-                                       coef0=self.coef0, kernel_params=self.kernel_params)
+        kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)
         m = self._n_centers(X.shape[0], p["budget"], dtype.itemsize)
         rng = check_random_state(self.random_state)
-        centers, indices = select_landmarks(X, m, self.centers, rng, kernel_args=kernel_args,
+        centers, indices = select_landmarks(X, m, self.centers, rng, kernel=kernel,
                                             memory_budget=p["budget"])
         if p["verbose"]:
             self._say(f"n={X.shape[0]} centres={m} ({self.centers}) alpha={alpha:.4g} "
@@ -138,12 +138,12 @@ class _NystromKernelRidgeBase(BaseEstimator):
                       f"{time.perf_counter() - start:.2f} s")
         unit = np.all(sample_weight == 1.0)
         beta, info = falkon(
-            X, Y, centers, kernel_args, alpha=alpha, center_indices=indices,
+            X, Y, centers, kernel, alpha=alpha, center_indices=indices,
             weights=None if unit else sample_weight, maxiter=p["maxiter"], tol=p["tol"],
             preconditioner=self.preconditioner, dtype=dtype, memory_budget=p["budget"],
             verbose=p["verbose"], callback=callback,
         )
-        self._set_solution(centers, indices, beta, info, alpha, kernel_args, dtype, p, start)
+        self._set_solution(centers, indices, beta, info, alpha, kernel, dtype, p, start)
 
     def _solve_source(self, source, classifier, callback=None):
         """FALKON on a row source: every CG iteration is one pass over the chunks."""
@@ -163,30 +163,27 @@ class _NystromKernelRidgeBase(BaseEstimator):
         m = self._n_centers(n_rows, p["budget"], itemsize)
         X_sample, _ = source.head(max(MAP_SAMPLE_ROWS, 2 * m), self.random_state)
         dtype = resolve_dtype(self.dtype, X_sample.dtype)
-        kernel_args = kernel_arguments(self.kernel, X_sample, gamma=self.gamma,
-                                       degree=self.degree, coef0=self.coef0,
-                                       kernel_params=self.kernel_params)
+        kernel = make_kernel(self.kernel, X_sample, gamma=self.gamma, degree=self.degree,
+                             coef0=self.coef0, kernel_params=self.kernel_params)
         rng = check_random_state(self.random_state)
-        centers, _ = select_landmarks(X_sample, m, self.centers, rng, kernel_args=kernel_args,
+        centers, _ = select_landmarks(X_sample, m, self.centers, rng, kernel=kernel,
                                       memory_budget=p["budget"])
-        operator = ChunkedKernelOperator(source, encoder, centers, kernel_args, dtype,
-                                         p["budget"])
+        operator = ChunkedKernelOperator(source, encoder, centers, kernel, dtype, p["budget"])
         rhs, weight_total = operator.targets()
         alpha = self._alpha(weight_total)
         if p["verbose"]:
             self._say(f"n={n_rows} (chunked) centres={m} ({self.centers}, from "
                       f"{X_sample.shape[0]} sampled rows) alpha={alpha:.4g}")
-        K_mm = pairwise_kernel(np.asarray(centers, dtype=dtype), **kernel_args,
-                               memory_budget=p["budget"])
+        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=p["budget"])
         beta, info = falkon_solve(
             operator, K_mm, rhs / weight_total, lam=alpha / weight_total,
             weight_total=weight_total, maxiter=p["maxiter"], tol=p["tol"],
             preconditioner=self.preconditioner, dtype=dtype, verbose=p["verbose"],
             callback=callback)
-        self._set_solution(centers, None, beta, info, alpha, kernel_args, dtype, p, start)
+        self._set_solution(centers, None, beta, info, alpha, kernel, dtype, p, start)
         return self
 
-    def _set_solution(self, centers, indices, beta, info, alpha, kernel_args, dtype, p, start):
+    def _set_solution(self, centers, indices, beta, info, alpha, kernel, dtype, p, start):
         if not info["converged"]:
             warnings.warn(
                 f"Conjugate gradient stopped at maxiter={p['maxiter']} with relative residual "
@@ -201,14 +198,14 @@ class _NystromKernelRidgeBase(BaseEstimator):
         self.n_centers_ = centers.shape[0]
         self.n_iter_ = info["n_iter"]
         self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], beta.shape[1])
-        self.kernel_args_ = kernel_args
+        self.kernel_ = kernel
         if p["verbose"]:
             self._say(f"fitted in {time.perf_counter() - start:.2f} s "
                       f"({self.n_iter_} CG iterations)")
 
     def _raw_scores(self, X, budget):
-        return kernel_expansion(X, self.centers_, self.kernel_args_, self.dual_coef_.T,
-                                dtype=self.centers_.dtype, memory_budget=budget)
+        return self.kernel_.expand(X, self.centers_, self.dual_coef_.T,
+                                   dtype=self.centers_.dtype, memory_budget=budget)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -228,7 +225,7 @@ _PARAMS_DOC = """n_centers : int or "auto", default="auto"
         "linear", "polynomial", "rbf", "laplacian" or a callable.
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
     kernel_params : dict, default=None
         Keyword arguments of a callable kernel.
     alpha : float or "auto", default="auto"
@@ -351,7 +348,7 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
 
     def __init__(
         self, *, n_centers="auto", centers="uniform", kernel="rbf", gamma="scale", degree=3,
-        coef0=1.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
+        coef0=0.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
         preconditioner=True, class_weight=None, dtype="float32", memory_budget=None,
         random_state=None, verbose=0,
     ):

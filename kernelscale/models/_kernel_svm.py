@@ -21,8 +21,7 @@ from .._validation import (
     refuse_chunked,
     resolve_memory_budget,
 )
-from ..kernels import check_kernel, kernel_arguments
-from ..solvers import kernel_expansion
+from ..kernels import check_kernel, make_kernel
 from ..solvers._smo import KernelRows, RowCache, smo
 from ..solvers._subgradient import kernel_subgradient_descent
 from ._multiclass import (
@@ -208,11 +207,11 @@ default="rbf"
             check_kernel(self.kernel)
         return C, tol, max_iter
 
-    def _kernel_args(self, X):
+    def _make_kernel(self, X):
         if self._precomputed:
-            return {"kernel": "precomputed"}
-        return kernel_arguments(self.kernel, X, gamma=self.gamma, degree=self.degree,
-                                coef0=self.coef0, kernel_params=self.kernel_params)
+            return "precomputed"
+        return make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
+                           coef0=self.coef0, kernel_params=self.kernel_params)
 
     def fit(self, X, y, sample_weight=None):
         """Fit the SVM.
@@ -246,7 +245,7 @@ default="rbf"
         n_classes = len(self.classes_)
         budget = resolve_memory_budget(self.memory_budget)
         sw = check_sample_weight(sample_weight, X.shape[0])
-        self._kernel_args_ = self._kernel_args(X)
+        self.kernel_ = self._make_kernel(X)
         start = time.perf_counter()
         if self.decision_function_shape == "ovo" and n_classes > 2:
             problems = list(self._ovo_problems(y_index, sw))
@@ -257,7 +256,7 @@ default="rbf"
         for index, (members, y_pm, c_bounds) in enumerate(problems):
             Xp = X if members is None else _take(X, members, self._precomputed)
             if members is not None or shared is None:
-                rows = KernelRows(Xp, self._kernel_args_, budget)
+                rows = KernelRows(Xp, self.kernel_, budget)
                 cache = RowCache(rows, float(self.cache_size) * 2**20)
                 if members is None:
                     shared = rows, cache
@@ -356,8 +355,7 @@ default="rbf"
             sv = self.support_vectors_
             if sp.issparse(sv):
                 sv = sv.toarray()
-            out = kernel_expansion(X, sv, self._kernel_args_, coef, dtype=np.float32,
-                                   memory_budget=budget)
+            out = self.kernel_.expand(X, sv, coef, dtype=np.float32, memory_budget=budget)
         return out + self.intercept_
 
     def predict(self, X):

@@ -85,7 +85,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
 
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
-        degree=3, coef0=1.0, C=1.0, multi_class="multinomial", solver="lbfgs",
+        degree=3, coef0=0.0, C=1.0, multi_class="multinomial", solver="lbfgs",
         fit_intercept=True, class_weight=None, tol=1e-4, max_iter=500, dtype="float32",
         memory_budget=None, verbose=0, random_state=None,
     ):

@@ -24,7 +24,7 @@ __all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier"]
 class _RidgeBase(ApproxKernelMixin, BaseEstimator):
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
-        degree=3, coef0=1.0, alpha=1.0, fit_intercept=True, dtype="float32",
+        degree=3, coef0=0.0, alpha=1.0, fit_intercept=True, dtype="float32",
         memory_budget=None, random_state=None,
     ):
         self.feature_map = feature_map
@@ -182,7 +182,7 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
 
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
-        degree=3, coef0=1.0, alpha=1.0, fit_intercept=True, class_weight=None,
+        degree=3, coef0=0.0, alpha=1.0, fit_intercept=True, class_weight=None,
         dtype="float32", memory_budget=None, random_state=None,
     ):
         super().__init__(

@@ -79,7 +79,7 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
 
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
-        degree=3, coef0=1.0, C=1.0, loss="squared_hinge", fit_intercept=True,
+        degree=3, coef0=0.0, C=1.0, loss="squared_hinge", fit_intercept=True,
         intercept_scaling=1.0, class_weight=None, tol=1e-4, max_iter=1000, solver="auto",
         dtype="float32", n_jobs=None, memory_budget=None, verbose=0, random_state=None,
     ):

@@ -35,7 +35,7 @@ _MAP_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
     kernel : str, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
-    coef0 : float, default=1.0
+    coef0 : float, default=0.0
     dtype : {"float32", "float64"}, default="float32"
         dtype of the mapped features."""
 
@@ -99,7 +99,7 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
 
     def __init__(
         self, n_components=2, *, feature_map="nystroem", map_components=1000, kernel="rbf",
-        gamma="scale", degree=3, coef0=1.0, dtype="float32", memory_budget=None,
+        gamma="scale", degree=3, coef0=0.0, dtype="float32", memory_budget=None,
         random_state=None,
     ):
         self.n_components = n_components
@@ -249,7 +249,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
 
     def __init__(
         self, n_clusters=8, *, feature_map="nystroem", map_components=1000, kernel="rbf",
-        gamma="scale", degree=3, coef0=1.0, init="k-means++", n_init=3, max_iter=300,
+        gamma="scale", degree=3, coef0=0.0, init="k-means++", n_init=3, max_iter=300,
         tol=1e-4, dtype="float32", memory_budget=None, random_state=None,
     ):
         self.n_clusters = n_clusters

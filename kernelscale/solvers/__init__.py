@@ -16,7 +16,6 @@ from ._falkon import (
     conjugate_gradient,
     falkon,
     falkon_solve,
-    kernel_expansion,
 )
 from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_objective
@@ -43,7 +42,6 @@ __all__ = [
     "falkon",
     "falkon_solve",
     "fit_logistic",
-    "kernel_expansion",
     "margins",
     "rmatvec",
     "solve_ridge",

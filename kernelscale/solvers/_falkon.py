@@ -28,13 +28,11 @@ import numpy as np
 import scipy.linalg
 
 from .._validation import MemoryBudgetError, iter_row_blocks
-from ..kernels import pairwise_kernel
-from ..kernels._blocks import _PreparedKernel
 from ._skinny import normal_product, solve_upper
 
 __all__ = [
     "KernelOperator", "ChunkedKernelOperator", "FalkonPreconditioner", "conjugate_gradient",
-    "falkon", "falkon_solve", "kernel_expansion",
+    "falkon", "falkon_solve",
 ]
 
 # Largest jitter (relative to the mean diagonal of K_mm) tried before giving up
@@ -57,9 +55,7 @@ class KernelOperator:
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
     centers : ndarray of shape (m, n_features)
-    kernel_args : dict
-        ``kernel`` and its resolved parameters (``gamma``, ``degree``, ``coef0``,
-        ``kernel_params``).
+    kernel : kernelscale.kernels.Kernel
     dtype : numpy dtype
         dtype of the kernel blocks and of the GEMMs on them (sums across blocks
         are float64).
@@ -68,15 +64,11 @@ class KernelOperator:
     weights : ndarray of shape (n_samples,), default=None
     """
 
-    def __init__(self, X, centers, kernel_args, dtype, memory_budget, weights=None):
+    def __init__(self, X, centers, kernel, dtype, memory_budget, weights=None):
         self.X = X
         self.dtype = np.dtype(dtype)
         self.weights = None if weights is None else np.asarray(weights, dtype=self.dtype)
-        self.kernel = _PreparedKernel(
-            kernel_args["kernel"], centers, gamma=kernel_args.get("gamma"),
-            degree=kernel_args.get("degree"), coef0=kernel_args.get("coef0"),
-            kernel_params=kernel_args.get("kernel_params"), dtype=self.dtype,
-        )
+        self.kernel = kernel.prepare(centers, self.dtype)
         n, m = X.shape[0], centers.shape[0]
         item = self.dtype.itemsize
         self.per_row = self.kernel.bytes_per_row(X) + item * m
@@ -271,7 +263,7 @@ def conjugate_gradient(apply, b, *, maxiter, tol, callback=None):
 
 
 def falkon(
-    X, Y, centers, kernel_args, *, alpha, center_indices=None, weights=None, maxiter=50, tol=1e-6,
+    X, Y, centers, kernel, *, alpha, center_indices=None, weights=None, maxiter=50, tol=1e-6,
     preconditioner=True, dtype=np.float32, memory_budget, verbose=0, callback=None,
 ):
     """Solve Nystrom kernel ridge regression with FALKON's preconditioned CG.
@@ -281,8 +273,7 @@ def falkon(
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
     Y : ndarray of shape (n_samples, n_targets)
     centers : ndarray of shape (m, n_features)
-    kernel_args : dict
-        ``kernel`` and its resolved parameters.
+    kernel : kernelscale.kernels.Kernel
     alpha : float
         Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2`` (>= 0), as in
         :class:`sklearn.kernel_ridge.KernelRidge`.
@@ -314,7 +305,7 @@ def falkon(
     weight_total = float(len(Y) if weights is None else np.sum(weights))
     lam = alpha / weight_total
     try:
-        operator = KernelOperator(X, centers, kernel_args, dtype, memory_budget, weights)
+        operator = KernelOperator(X, centers, kernel, dtype, memory_budget, weights)
     except MemoryBudgetError as exc:
         raise MemoryBudgetError(
             f"{exc} (one row of K(X, centres) has {m} entries; use fewer centres or a "
@@ -322,8 +313,7 @@ def falkon(
         ) from None
     K_mm = operator.center_rows(center_indices)
     if K_mm is None:
-        K_mm = pairwise_kernel(np.asarray(centers, dtype=dtype), **kernel_args,
-                               memory_budget=memory_budget)
+        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=memory_budget)
     Yd = np.asarray(Y, dtype=dtype)
     rhs = operator.normal_apply(None, Yd) / weight_total
     beta, info = falkon_solve(operator, K_mm, rhs, lam=lam, weight_total=weight_total,
@@ -374,10 +364,10 @@ def _normal_part(X, y, w, spec, encode, V, budget):
     from ._chunked import check_finite_chunk
 
     check_finite_chunk(X)
-    centers, kernel_args, dtype = spec
+    centers, kernel, dtype = spec
     Y, S = encode(y, w)
     unit = S is None or np.all(S == 1.0)
-    operator = KernelOperator(X, centers, kernel_args, dtype, budget, None if unit else S)
+    operator = KernelOperator(X, centers, kernel, dtype, budget, None if unit else S)
     if V is None:
         return operator.normal_apply(None, np.asarray(Y, dtype=dtype)), float(
             len(Y) if S is None else np.sum(S))
@@ -393,7 +383,7 @@ class ChunkedKernelOperator:
     encode : callable
         ``encode(y, w) -> (Y, S)``: targets and row weights of a chunk.
     centers : ndarray of shape (m, n_features)
-    kernel_args : dict
+    kernel : kernelscale.kernels.Kernel
     dtype : numpy dtype
     memory_budget : int
         Bytes for one chunk's kernel blocks.
@@ -401,10 +391,10 @@ class ChunkedKernelOperator:
 
     kept = None
 
-    def __init__(self, source, encode, centers, kernel_args, dtype, memory_budget):
+    def __init__(self, source, encode, centers, kernel, dtype, memory_budget):
         self.source = source
         self.encode = encode
-        self.spec = source.share((np.asarray(centers, dtype=dtype), kernel_args, np.dtype(dtype)))
+        self.spec = source.share((np.asarray(centers, dtype=dtype), kernel, np.dtype(dtype)))
         self.memory_budget = memory_budget
 
     def targets(self):
@@ -415,36 +405,3 @@ class ChunkedKernelOperator:
     def normal_apply(self, V):
         return self.source.map_reduce(
             _normal_part, (self.spec, self.encode, np.asarray(V), self.memory_budget))
-
-
-def kernel_expansion(X, centers, kernel_args, coef, *, dtype, memory_budget):
-    """Return ``K(X, C) @ coef`` (float64), the kernel computed one row block at a time.
-
-    Parameters
-    ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-    centers : ndarray of shape (m, n_features)
-    kernel_args : dict
-    coef : ndarray of shape (m, n_targets)
-    dtype : numpy dtype
-        dtype of the kernel blocks and the GEMM.
-    memory_budget : int
-
-    Returns
-    -------
-    out : ndarray of shape (n_samples, n_targets)
-    """
-    dtype = np.dtype(dtype)
-    kernel = _PreparedKernel(
-        kernel_args["kernel"], centers, gamma=kernel_args.get("gamma"),
-        degree=kernel_args.get("degree"), coef0=kernel_args.get("coef0"),
-        kernel_params=kernel_args.get("kernel_params"), dtype=dtype,
-    )
-    coef = np.asarray(coef, dtype=dtype)
-    out = np.empty((X.shape[0], coef.shape[1]))
-    per_row = kernel.bytes_per_row(X) + dtype.itemsize * (kernel.n_columns + coef.shape[1])
-    for start, stop in iter_row_blocks(X.shape[0], per_row, memory_budget,
-                                       what="a block of K(X, centres)"):
-        block = np.empty((stop - start, kernel.n_columns), dtype=dtype)
-        out[start:stop] = kernel.evaluate_rows(X, start, stop, block) @ coef
-    return out

@@ -35,7 +35,6 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import MemoryBudgetError, iter_row_blocks
-from ..kernels._blocks import _PreparedKernel
 
 __all__ = ["KernelRows", "smo", "dual_objective"]
 
@@ -52,51 +51,52 @@ class KernelRows:
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features), or the Gram matrix
-        The training data, or with ``kernel_args["kernel"] == "precomputed"`` the
-        square training Gram matrix.
-    kernel_args : dict
-        ``kernel`` and its resolved parameters (see
-        :func:`kernelscale.kernels.kernel_arguments`) or ``{"kernel": "precomputed"}``.
+        The training data, or with ``kernel="precomputed"`` the square training
+        Gram matrix.
+    kernel : kernelscale.kernels.Kernel or "precomputed"
     memory_budget : int
         Bytes for the temporaries of one batch of rows.
+
+    Rows are kept once in the kernel's float32 working representation (scaled,
+    shifted) when they fit the budget, so every batch of kernel rows is a gather
+    and one GEMM; a sparse matrix too large to densify stays sparse.
     """
 
-    def __init__(self, X, kernel_args, memory_budget):
-        self.kernel_args = kernel_args
-        self.precomputed = kernel_args["kernel"] == "precomputed"
+    def __init__(self, X, kernel, memory_budget):
+        self.kernel = kernel
+        self.precomputed = isinstance(kernel, str) and kernel == "precomputed"
         self.memory_budget = memory_budget
         self.n = X.shape[0]
+        self.n_features = X.shape[1]
+        self._full = None
         if self.precomputed:
             self.X = X
-        elif sp.issparse(X) and X.shape[0] * X.shape[1] * 4 <= memory_budget:
-            # one dense float32 copy: every batch of rows is then a plain gather + GEMM
-            self.X = X.astype(np.float32).toarray()
-        elif sp.issparse(X):
-            self.X = X.tocsr()
+        elif not sp.issparse(X) or X.shape[0] * X.shape[1] * 4 <= memory_budget:
+            self._full = kernel.prepare(X, np.float32)
+            self.X = self._full.Yw
         else:
-            self.X = np.ascontiguousarray(X, dtype=np.float32)
+            self.X = X.tocsr()
         self.set_columns(np.arange(self.n))
         self.evaluated = 0  # kernel rows computed so far (for the verbose report)
 
-    def _prepared(self, Y):
-        args = self.kernel_args
-        return _PreparedKernel(
-            args["kernel"], Y, gamma=args.get("gamma"), degree=args.get("degree"),
-            coef0=args.get("coef0"), kernel_params=args.get("kernel_params"),
-            dtype=np.float32,
-        )
+    def _prepared(self, columns):
+        if self._full is not None:
+            return self._full.subset(columns)
+        return self.kernel.prepare(self.X[columns], np.float32)
+
+    def _evaluate(self, prepared, rows, out):
+        if self._full is not None:
+            prepared.evaluate_work(self.X[rows], out)
+        else:
+            prepared.evaluate(self.X[rows], out)
 
     def _row_bytes(self, n_columns):
-        return 4 * (n_columns + 2 * self.X.shape[1])
+        return 4 * (n_columns + 2 * self.n_features)
 
     def set_columns(self, columns):
         """Make rows cover ``X[columns]`` (in that order) from now on."""
         self.columns = np.asarray(columns, dtype=np.intp)
-        if self.precomputed:
-            self._kernel = None
-        else:
-            Y = self.X[self.columns]
-            self._kernel = self._prepared(Y)
+        self._kernel = None if self.precomputed else self._prepared(self.columns)
 
     def compute(self, rows, out):
         """Write ``k(X[rows], X[columns])`` into ``out``.
@@ -113,7 +113,7 @@ class KernelRows:
                 out[start:stop, :width] = self.X[np.ix_(chunk, self.columns)]
             else:
                 # callers pass C-contiguous rows of exactly this width
-                self._kernel.evaluate(self.X[chunk], out[start:stop])
+                self._evaluate(self._kernel, chunk, out[start:stop])
         self.evaluated += rows.size
         return out
 
@@ -129,12 +129,12 @@ class KernelRows:
                 block = self.X[np.ix_(rows[start:stop], columns)]
                 out[start:stop] = block @ coef
             return out
-        kernel = self._prepared(self.X[columns])
+        kernel = self._prepared(columns)
         coef32 = coef.astype(np.float32)
         for start, stop in iter_row_blocks(rows.size, self._row_bytes(columns.size),
                                            self.memory_budget, what="a kernel row"):
             block = np.empty((stop - start, columns.size), dtype=np.float32)
-            kernel.evaluate(self.X[rows[start:stop]], block)
+            self._evaluate(kernel, rows[start:stop], block)
             out[start:stop] = block @ coef32
         return out
 

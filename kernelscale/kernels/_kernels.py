@@ -1,0 +1,275 @@
+"""The kernels: RBF, Laplacian, polynomial, linear and wrapped callables."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._base import Kernel
+from ._compiled import exp_floor, l1_distances, rbf_exponent, scaled_exponent
+
+__all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel"]
+
+
+def _positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not np.isfinite(value) or not value > 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}; pass a "
+                         "positive float (or gamma='scale' to an estimator).")
+    return float(value)
+
+
+def _scaled_work(Xb, factor, shift, dtype):
+    """``factor * (Xb - shift)`` computed in the wider of the two precisions, then cast."""
+    work = np.result_type(Xb.dtype, dtype, np.float32)
+    W = np.array(Xb, dtype=work, copy=True) if shift is None \
+        else np.subtract(Xb, shift.astype(work, copy=False), dtype=work)
+    if factor != 1.0:
+        W *= work.type(factor)
+    return np.ascontiguousarray(W, dtype=dtype)
+
+
+def _row_sqnorms(X):
+    """Squared row norms of a dense or sparse block, in float64."""
+    if sp.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", X, X, dtype=np.float64)
+
+
+class RBF(Kernel):
+    """Gaussian RBF kernel ``exp(-gamma ||x - y||^2)``.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Inverse squared length scale (> 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import RBF
+    >>> RBF(gamma=0.25).gram(np.array([[0.0]]), np.array([[2.0]])).round(4)
+    array([[0.3679]])
+    """
+
+    name = "rbf"
+    shift_invariant = True
+    sparse_products = True
+
+    def __init__(self, gamma=1.0):
+        self.gamma = _positive("gamma", gamma)
+
+    def get_params(self):
+        return {"gamma": self.gamma}
+
+    def _setup(self, Y):
+        # Distances are shift invariant; centring both sides on Y's mean keeps
+        # ||x||^2 + ||y||^2 - 2 x.y from cancelling catastrophically in float32.
+        shift = np.asarray(Y.mean(axis=0), dtype=np.float64).ravel()
+        return {"shift": shift, "scale": math.sqrt(self.gamma)}
+
+    def _work(self, Xb, setup, dtype):
+        return _scaled_work(Xb, setup["scale"], setup["shift"], dtype)
+
+    def _columns(self, Yw, setup):
+        return {"sqnorm": np.einsum("ij,ij->i", Yw, Yw),
+                "shift_dot": Yw.astype(np.float64) @ setup["shift"]}
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        np.matmul(Xw, Yw.T, out=out)
+        self._finish(out, np.einsum("ij,ij->i", Xw, Xw), columns["sqnorm"])
+
+    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
+        # sparse rows cannot be shifted without densifying them: expand
+        # s(x - mu) . Yw and ||s(x - mu)||^2 in float64 instead
+        s, mu = setup["scale"], setup["shift"]
+        out[...] = s * np.asarray(Xb @ Yw.T, dtype=np.float64) - s * columns["shift_dot"]
+        x_sqnorm = s * s * (_row_sqnorms(Xb) - 2.0 * (Xb @ mu) + mu @ mu)
+        self._finish(out, x_sqnorm.astype(out.dtype), columns["sqnorm"])
+
+    @staticmethod
+    def _finish(out, x_sqnorm, y_sqnorm):
+        dtype = out.dtype.type
+        rbf_exponent(out, x_sqnorm.astype(dtype, copy=False), y_sqnorm.astype(dtype, copy=False),
+                     exp_floor(out.dtype))
+        np.exp(out, out=out)
+
+    def diagonal(self, X):
+        return np.ones(X.shape[0])
+
+
+class Laplacian(Kernel):
+    """Laplacian kernel ``exp(-gamma ||x - y||_1)``.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Inverse length scale (> 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import Laplacian
+    >>> float(Laplacian(gamma=0.5).gram(np.array([[0.0, 0.0]]), np.array([[1.0, -1.0]]))[0, 0])
+    0.36787944117144233
+    """
+
+    name = "laplacian"
+    shift_invariant = True
+
+    def __init__(self, gamma=1.0):
+        self.gamma = _positive("gamma", gamma)
+
+    def get_params(self):
+        return {"gamma": self.gamma}
+
+    def _work(self, Xb, setup, dtype):
+        return _scaled_work(Xb, self.gamma, None, dtype)
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        l1_distances(Xw, Yw, out)
+        scaled_exponent(out, out.dtype.type(-1.0), exp_floor(out.dtype))
+        np.exp(out, out=out)
+
+    def diagonal(self, X):
+        return np.ones(X.shape[0])
+
+
+class Polynomial(Kernel):
+    """Polynomial kernel ``(gamma x . y + coef0) ** degree``.
+
+    The defaults are scikit-learn's ``SVC`` defaults (``degree=3``, ``coef0=0``),
+    the same in every kernelscale estimator and map.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+    degree : int, default=3
+    coef0 : float, default=0.0
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import Polynomial
+    >>> Polynomial(gamma=1.0, degree=2, coef0=0.0).gram(np.array([[1.0, 2.0]]),
+    ...                                                 np.array([[3.0, 4.0]]))
+    array([[121.]])
+    """
+
+    name = "polynomial"
+    sparse_products = True
+
+    def __init__(self, gamma=1.0, degree=3, coef0=0.0):
+        self.gamma = _positive("gamma", gamma)
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}.")
+        if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) \
+                or not np.isfinite(coef0):
+            raise ValueError(f"coef0 must be a finite number, got {coef0!r}.")
+        self.degree, self.coef0 = int(degree), float(coef0)
+
+    def get_params(self):
+        return {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
+
+    def _work(self, Xb, setup, dtype):
+        return _scaled_work(Xb, math.sqrt(self.gamma), None, dtype)
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        np.matmul(Xw, Yw.T, out=out)
+        self._finish(out)
+
+    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
+        out[...] = math.sqrt(self.gamma) * np.asarray(Xb @ Yw.T, dtype=np.float64)
+        self._finish(out)
+
+    def _finish(self, out):
+        if self.coef0 != 0.0:
+            out += self.coef0
+        np.power(out, self.degree, out=out)
+
+    def diagonal(self, X):
+        return (self.gamma * _row_sqnorms(X) + self.coef0) ** self.degree
+
+
+class Linear(Kernel):
+    """Linear kernel ``x . y``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import Linear
+    >>> Linear().gram(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]))
+    array([[11.]])
+    """
+
+    name = "linear"
+    sparse_products = True
+
+    def _work(self, Xb, setup, dtype):
+        return np.ascontiguousarray(Xb, dtype=dtype)
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        np.matmul(Xw, Yw.T, out=out)
+
+    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
+        out[...] = np.asarray(Xb @ Yw.T)
+
+    def diagonal(self, X):
+        return _row_sqnorms(X)
+
+
+class CallableKernel(Kernel):
+    """A user function ``function(X_block, Y, **kernel_params) -> Gram block`` as a kernel.
+
+    The function sees the rows as they were given (sparse rows stay sparse) and
+    must return a finite array of shape ``(len(X_block), len(Y))`` of a positive
+    semi-definite kernel.
+
+    Parameters
+    ----------
+    function : callable
+    kernel_params : dict, default=None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import CallableKernel
+    >>> k = CallableKernel(lambda A, B, c=1.0: c * (A @ B.T), {"c": 2.0})
+    >>> k.gram(np.array([[1.0, 2.0]]), np.array([[3.0, 4.0]]))
+    array([[22.]])
+    """
+
+    name = "callable"
+    dense_input = False
+
+    def __init__(self, function, kernel_params=None):
+        if not callable(function):
+            raise TypeError(f"function must be callable, got {function!r}.")
+        self.function = function
+        self.kernel_params = dict(kernel_params or {})
+
+    def get_params(self):
+        return {"function": self.function, "kernel_params": self.kernel_params}
+
+    def _work(self, Xb, setup, dtype):
+        return Xb  # the function sees the rows as given
+
+    def _extra_bytes(self, n_columns, dtype):
+        return np.dtype(dtype).itemsize * n_columns
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        block = np.asarray(self.function(Xw, Yw, **self.kernel_params))
+        if block.shape != out.shape:
+            raise ValueError(f"The callable kernel returned shape {block.shape}; expected "
+                             f"{out.shape} (rows of X by rows of Y).")
+        if not np.all(np.isfinite(block)):
+            raise ValueError("The callable kernel returned NaN or infinite values.")
+        out[...] = block
+
+    def diagonal(self, X):
+        return np.array([float(np.asarray(self.function(X[i:i + 1], X[i:i + 1],
+                                                        **self.kernel_params)).ravel()[0])
+                         for i in range(X.shape[0])])
