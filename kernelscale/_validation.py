@@ -25,6 +25,7 @@ __all__ = [
     "check_X_y",
     "check_sample_weight",
     "iter_row_blocks",
+    "refuse_chunked",
     "dense_rows",
     "sparse_row_bytes",
     "csr_int32",
@@ -117,10 +118,12 @@ CHUNKED_ESTIMATORS = (
 
 
 def refuse_chunked(estimator, X):
-    """Raise when a dask array or a chunked data set reaches code that needs it in memory."""
-    from ._sources import is_dask_array
+    """Raise when a dask collection or a chunked data set reaches code that needs it in memory.
 
-    if is_dask_array(X) or getattr(X, "_kernelscale_chunked", False):
+    Both are recognised by protocol (dask's ``__dask_graph__``, kernelscale's
+    ``_kernelscale_chunked``), so this module imports neither dask nor the data layer.
+    """
+    if hasattr(X, "__dask_graph__") or getattr(X, "_kernelscale_chunked", False):
         raise TypeError(
             f"{type(estimator).__name__} needs its data in memory here and got "
             f"{type(X).__name__}; load it (X.compute() for dask), or fit one of the "

@@ -175,7 +175,7 @@ def test_worker_processes_and_a_killed_worker(problem):
         threads = c.run(lambda dask_worker: dask_worker.kernelscale_blas_threads
                         if hasattr(dask_worker, "kernelscale_blas_threads") else None)
         assert all(v is None for v in threads.values())  # nothing set before kernelscale runs
-        from kernelscale._sources import set_worker_blas_threads
+        from kernelscale.sources import set_worker_blas_threads
 
         set_worker_blas_threads(c)  # before the killer starts: the kill lands in the passes
         pids = c.run(__import__("os").getpid)

@@ -7,8 +7,8 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._sources import dask_map_rows, is_dask_array
 from .._validation import check_X, iter_row_blocks, resolve_dtype, resolve_memory_budget
+from ..sources import dask_map_rows, is_dask_array
 
 
 class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):

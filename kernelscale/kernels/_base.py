@@ -241,7 +241,7 @@ class PreparedKernel:
         return _dense_block(Xb, self.dtype) if self.kernel.dense_input else Xb
 
     def evaluate_work(self, Xw, out):
-        """Write ``k`` of working rows ``Xw`` (from :meth:`work_rows`) against ``Y`` into ``out``."""
+        """Write ``k(Xw, Y)`` for working rows ``Xw`` (from :meth:`work_rows`) into ``out``."""
         self.kernel._evaluate(Xw, self.Yw, self.setup, self.columns, out)
         return out
 

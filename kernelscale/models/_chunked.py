@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._sources import dask_map_rows, is_dask_array, row_source
 from .._validation import resolve_memory_budget
 from ..solvers import (
     check_finite_chunk,
@@ -24,12 +23,13 @@ from ..solvers import (
     label_weights,
     solve_ridge,
 )
+from ..sources import row_source
 from ._multiclass import balanced_class_factors, class_factors
 
 __all__ = [
     "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",
-    "fit_ridge_chunked", "fit_svm_chunked", "fit_logistic_chunked", "dask_scores",
-    "MAP_SAMPLE_ROWS", "is_dask_array", "chunk_class_factors", "fit_pca_chunked",
+    "fit_ridge_chunked", "fit_svm_chunked", "fit_logistic_chunked",
+    "MAP_SAMPLE_ROWS", "chunk_class_factors", "fit_pca_chunked",
     "partial_targets", "chunked_fit_doc",
 ]
 
@@ -323,25 +323,6 @@ class _OneVsRest(ChunkTargets):
         index, s = super().__call__(y, w)
         return np.where(index == self.c, 1.0, -1.0), s
 
-
-# ------------------------------------------------------------ predictions
-
-def dask_scores(estimator, method, X):
-    """``estimator.method(X)`` for a dask ``X``: a lazy dask array, block by block."""
-    from sklearn.utils.validation import check_is_fitted
-
-    check_is_fitted(estimator)
-    if X.ndim != 2 or X.shape[1] != estimator.n_features_in_:
-        raise ValueError(f"X has {X.shape[1] if X.ndim == 2 else X.shape} features, but "
-                         f"{type(estimator).__name__} is expecting "
-                         f"{estimator.n_features_in_} features as input.")
-    if method == "predict" and hasattr(estimator, "classes_"):
-        dtype = estimator.classes_.dtype
-        return dask_map_rows(estimator, method, X, None, dtype=dtype)
-    sample = getattr(estimator, method)(np.zeros((1, X.shape[1]), dtype=X.dtype))
-    sample = np.asarray(sample)
-    columns = None if sample.ndim == 1 else sample.shape[1]
-    return dask_map_rows(estimator, method, X, columns, dtype=sample.dtype)
 
 # ------------------------------------------------------------ partial_fit
 

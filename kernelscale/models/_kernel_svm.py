@@ -11,7 +11,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
-from .._sources import is_dask_array
 from .._validation import (
     check_float,
     check_int,
@@ -24,6 +23,7 @@ from .._validation import (
 from ..kernels import check_kernel, make_kernel
 from ..solvers._smo import KernelRows, RowCache, smo
 from ..solvers._subgradient import kernel_subgradient_descent
+from ..sources import is_dask_array
 from ._multiclass import (
     ClassifierShell,
     balanced_factors,

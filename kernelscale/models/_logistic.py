@@ -16,13 +16,12 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..solvers import LogisticProblem, fit_logistic
+from ..sources import dask_method, is_dask_array
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._chunked import (
     chunked_fit_doc,
     chunked_source,
-    dask_scores,
     fit_logistic_chunked,
-    is_dask_array,
 )
 from ._multiclass import ClassifierShell, classifier_data
 
@@ -174,7 +173,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
             Columns in the order of ``classes_``; rows sum to 1.
         """
         if is_dask_array(X):
-            return dask_scores(self, "predict_proba", X)
+            return dask_method(self, "predict_proba", X)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             p = expit(scores)

@@ -15,7 +15,6 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._sources import is_dask_array
 from .._validation import (
     check_sample_weight,
     check_X,
@@ -23,6 +22,7 @@ from .._validation import (
     iter_row_blocks,
     resolve_memory_budget,
 )
+from ..sources import dask_method, is_dask_array
 
 __all__ = [
     "encode_labels", "base_weights", "class_factors", "balanced_class_factors",
@@ -177,9 +177,7 @@ class ClassifierShell:
             For two classes, positive scores favour ``classes_[1]``.
         """
         if is_dask_array(X):
-            from ._chunked import dask_scores
-
-            return dask_scores(self, "decision_function", X)
+            return dask_method(self, "decision_function", X)
         scores = fitted_scores(self, X)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -195,9 +193,7 @@ class ClassifierShell:
         y_pred : ndarray of shape (n_samples,)
         """
         if is_dask_array(X):
-            from ._chunked import dask_scores
-
-            return dask_scores(self, "predict", X)
+            return dask_method(self, "predict", X)
         scores = self.decision_function(X)
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
@@ -226,9 +222,7 @@ class RegressorShell:
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         if is_dask_array(X):
-            from ._chunked import dask_scores
-
-            return dask_scores(self, "predict", X)
+            return dask_method(self, "predict", X)
         out = fitted_scores(self, X)
         return out.ravel() if self._single_target else out
 

@@ -15,14 +15,13 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..solvers import accumulate, chunked_kmeans
+from ..sources import dask_method, is_dask_array
 from ._approx import ApproxKernelMixin
 from ._chunked import (
     MAP_SAMPLE_ROWS,
     chunked_source,
-    dask_scores,
     fit_map_on_source,
     fit_pca_chunked,
-    is_dask_array,
 )
 
 __all__ = ["ApproxKernelPCA", "ApproxKernelKMeans"]
@@ -199,7 +198,7 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
         X_new : ndarray of shape (n_samples, n_components)
         """
         if is_dask_array(X):
-            return dask_scores(self, "transform", X)
+            return dask_method(self, "transform", X)
         return self._project(self._map(X))
 
 
@@ -343,7 +342,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         labels : ndarray of shape (n_samples,)
         """
         if is_dask_array(X):
-            return dask_scores(self, "predict", X)
+            return dask_method(self, "predict", X)
         Z = self._map(X)
         return self.kmeans_.predict(Z)
 
@@ -359,7 +358,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         distances : ndarray of shape (n_samples, n_clusters)
         """
         if is_dask_array(X):
-            return dask_scores(self, "transform", X)
+            return dask_method(self, "transform", X)
         Z = self._map(X)
         return self.kmeans_.transform(Z)
 

@@ -1,7 +1,7 @@
 """Full-batch solvers over a row source: every quantity is a sum over chunks.
 
 The estimators' streaming and dask fits call these with a
-:class:`kernelscale._sources.RowSource`, a fitted feature map (None: the raw
+:class:`kernelscale.sources.RowSource`, a fitted feature map (None: the raw
 features) and ``encode(y, w) -> (Y, S)`` that turns a chunk's labels and sample
 weights into targets and per-row (or per-row-and-problem) weights. Each chunk
 is mapped block by block under the memory budget and reduced to a small result
