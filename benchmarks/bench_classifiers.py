@@ -32,7 +32,7 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.pipeline import make_pipeline
 
 from kernelscale import ApproxKernelRidgeClassifier, ApproxKernelSVC, LinearSVC
-from kernelscale.datasets import load_a9a, load_mnist10k, make_seed000_problem
+from kernelscale.datasets import load_a9a, load_mnist10k, make_synthetic_problem
 from kernelscale.kernels import resolve_gamma
 
 
@@ -179,7 +179,7 @@ def plot_sweep(sweep, path, gamma):
 
 
 def seed000_experiment(repeats):
-    X_train, X_test, y_train, y_test = make_seed000_problem(100_000)
+    X_train, X_test, y_train, y_test = make_synthetic_problem(100_000)
     contenders = [
         ("kernelscale ApproxKernelSVC(nystroem, 1000)",
          lambda s: ApproxKernelSVC(n_components=1000, C=1.0, random_state=s)),

@@ -30,7 +30,7 @@ from .datasets import (
     ChunkedDataset,
     guess_format,
     load_data,
-    make_seed000_problem,
+    make_synthetic_problem,
     open_chunks,
 )
 from .feature_maps import FEATURE_MAPS
@@ -124,7 +124,7 @@ def _run_approx(args):
         raise ValueError(f"--n-samples must be at least 8, got {args.n_samples}.")
     if args.repeats < 1:
         raise ValueError(f"--repeats must be at least 1, got {args.repeats}.")
-    X, X_test, _, _ = make_seed000_problem(args.n_samples, random_state=args.seed)
+    X, X_test, _, _ = make_synthetic_problem(args.n_samples, random_state=args.seed)
     maps = args.maps or DEFAULT_MAPS[args.kernel]
     with tqdm(total=len(maps) * len(args.sizes), desc="approx", unit="map",
               disable=args.no_progress, file=sys.stderr) as bar:

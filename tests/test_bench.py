@@ -19,14 +19,14 @@ from kernelscale.bench import (
     run_experiment,
     write_report,
 )
-from kernelscale.datasets import make_seed000_problem
+from kernelscale.datasets import make_synthetic_problem
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def result():
-    X_train, X_test, y_train, y_test = make_seed000_problem(1200)
+    X_train, X_test, y_train, y_test = make_synthetic_problem(1200)
     gamma = 0.05
     experiment = Experiment(
         name="toy", title="toy problem", data=(X_train, y_train, X_test, y_test),

@@ -7,7 +7,7 @@ import gzip
 import numpy as np
 import pytest
 
-from kernelscale.datasets import load_mnist_idx, load_svmlight, make_seed000_problem
+from kernelscale.datasets import load_mnist_idx, load_svmlight, make_synthetic_problem
 
 
 def write_idx(path, magic, array, *, compress=False, cut=0):
@@ -62,8 +62,8 @@ def test_svmlight_indices_are_int32(tmp_path):
     np.testing.assert_array_equal(y, [1, -1])
 
 
-def test_seed000_problem_is_standardized():
-    X_train, X_test, y_train, y_test = make_seed000_problem(2000)
+def test_synthetic_problem_is_standardized():
+    X_train, X_test, y_train, y_test = make_synthetic_problem(2000)
     assert X_train.shape == (1500, 20) and X_test.shape == (500, 20)
     np.testing.assert_allclose(X_train.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(X_train.std(axis=0), 1.0, rtol=1e-12)

@@ -14,7 +14,7 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ..datasets import load_a9a, load_mnist10k, make_seed000_problem
+from ..datasets import load_a9a, load_mnist10k, make_synthetic_problem
 from ..kernels import resolve_gamma
 from ..models import ApproxKernelSVC, KernelSVC, LinearSVC, NystromKernelRidgeClassifier
 from ._runner import KERNELSCALE, SKLEARN, Experiment, Method
@@ -100,7 +100,7 @@ def _exact_note(rows, n):
 def seed000(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
     """Seed 000: ``make_classification``, exact vs linear vs RFF vs Nystrom, D = 20..600."""
     n = 100_000 if full else (6_000 if quick else 20_000)
-    X_train, X_test, y_train, y_test = make_seed000_problem(n)
+    X_train, X_test, y_train, y_test = make_synthetic_problem(n)
     gamma = resolve_gamma("scale", X_train)
     sizes = [20, 100, 600] if quick else [20, 50, 100, 200, 400, 600]
     return Experiment(

@@ -1,44 +1,26 @@
-"""Data: the synthetic problems of the seeds, loaders for the real data sets, chunked readers.
+"""Data: file parsers, the named real data sets, synthetic problems, chunked readers.
 
 Real data are never shipped with the package: loaders take a path, or find the
 named data sets under a data directory (``data_dir=``, the ``KERNELSCALE_DATA``
 environment variable, or ``../shared/datasets`` beside the project when present).
 Data sets larger than memory are read as a stream of row chunks
 (:func:`open_chunks`), which the estimators' ``fit`` accepts.
+
+Modules: ``_files`` (svmlight, CSV, .npz and IDX parsers), ``_named`` (a9a,
+MNIST-10k, :func:`load_data`), ``_synthetic`` (generated problems), ``_chunks``
+and ``_file_chunks`` (chunked data sets in memory and from files).
 """
 
-from ._chunked import (
-    ArrayChunks,
-    ChunkedDataset,
-    CsvChunks,
-    NonlinearChunks,
-    NpyChunks,
-    SvmlightChunks,
-    default_chunk_rows,
-    open_chunks,
-    random_rows,
-)
-from ._loaders import (
-    DATASETS,
-    data_dir,
-    guess_format,
-    iter_nonlinear_chunks,
-    load_a9a,
-    load_csv,
-    load_data,
-    load_dataset,
-    load_mnist10k,
-    load_mnist_idx,
-    load_npz,
-    load_svmlight,
-    make_nonlinear_problem,
-    make_seed000_problem,
-)
+from ._chunks import ArrayChunks, ChunkedDataset, NonlinearChunks, default_chunk_rows, random_rows
+from ._file_chunks import CsvChunks, NpyChunks, SvmlightChunks, open_chunks
+from ._files import guess_format, load_csv, load_mnist_idx, load_npz, load_svmlight
+from ._named import DATASETS, data_dir, load_a9a, load_data, load_dataset, load_mnist10k
+from ._synthetic import iter_nonlinear_chunks, make_nonlinear_problem, make_synthetic_problem
 
 __all__ = [
     "DATASETS", "data_dir", "load_svmlight", "load_csv", "load_npz", "load_a9a",
     "load_mnist_idx", "load_mnist10k", "load_dataset", "load_data", "guess_format",
-    "make_seed000_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
+    "make_synthetic_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
     "NonlinearChunks", "open_chunks", "default_chunk_rows", "random_rows",
 ]

@@ -1,10 +1,4 @@
-"""Chunked readers: data sets larger than memory, read as a re-iterable stream of row chunks.
-
-Every reader yields ``(X, y)`` chunks of at most ``chunk_rows`` rows and can be
-iterated again (each pass re-reads the source), which is what multi-pass
-solvers need. Only one chunk is held at a time; ``.npy`` files are
-memory-mapped, text files are read line by line.
-"""
+"""Chunked readers of files: 2-D ``.npy``, delimited text and svmlight, and ``open_chunks``."""
 
 from __future__ import annotations
 
@@ -16,189 +10,18 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from .._validation import csr_int32, resolve_memory_budget
-from ._loaders import (
-    _is_number,
-    _label_position,
-    _open_text,
-    _svmlight_line_problem,
-    _tidy_labels,
+from .._validation import csr_int32
+from ._chunks import ChunkedDataset, default_chunk_rows, random_rows
+from ._files import (
     guess_format,
-    iter_nonlinear_chunks,
+    is_number,
+    label_position,
+    open_text,
+    svmlight_line_problem,
+    tidy_labels,
 )
 
-__all__ = [
-    "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
-    "NonlinearChunks", "open_chunks", "default_chunk_rows", "random_rows",
-]
-
-
-def default_chunk_rows(n_features, memory_budget=None):
-    """Rows per chunk so that a chunk and its parsing temporaries fit ``memory_budget``.
-
-    A chunk is budgeted at 4 float64 copies of its rows (parsing, casting, the
-    mapped block's input), and kept between 1,000 and 1,000,000 rows.
-
-    Examples
-    --------
-    >>> from kernelscale.datasets import default_chunk_rows
-    >>> default_chunk_rows(28, 256 * 2**20)
-    299593
-    """
-    budget = resolve_memory_budget(memory_budget)
-    per_row = 4 * 8 * max(int(n_features), 1)
-    return int(min(max(budget // per_row, 1_000), 1_000_000))
-
-
-class ChunkedDataset:
-    """A data set read as consecutive ``(X, y)`` chunks; iterate it once per pass.
-
-    Subclasses implement ``_chunks()`` (a generator of ``(X, y)``) and set
-    ``n_features``. ``y`` is None for unlabeled data.
-
-    Attributes
-    ----------
-    n_features : int
-        Columns of ``X``.
-    chunk_rows : int
-        Rows per chunk (the last chunk may be shorter).
-    """
-
-    has_labels = True
-    _kernelscale_chunked = True  # recognised by the estimators without importing this module
-
-    def __init__(self, chunk_rows):
-        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, (int, np.integer)) \
-                or chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be a positive integer, got {chunk_rows!r}.")
-        self.chunk_rows = int(chunk_rows)
-        self._classes = None
-        self._n_samples = None
-
-    def __iter__(self):
-        count = 0
-        for X, y in self._chunks():
-            count += X.shape[0]
-            yield X, y
-        if count == 0:
-            raise ValueError(f"{self!r} holds no rows.")
-        self._n_samples = count
-
-    def __repr__(self):
-        return f"{type(self).__name__}({self._describe()}, chunk_rows={self.chunk_rows})"
-
-    def _describe(self):
-        return ""
-
-    @property
-    def n_samples(self):
-        """Rows in the data set (counted by one pass when not known up front)."""
-        if self._n_samples is None:
-            for _ in self:
-                pass
-        return self._n_samples
-
-    def head(self, n_rows):
-        """The first ``n_rows`` rows (fewer if the data set is shorter) as ``(X, y)``."""
-        import scipy.sparse as sp
-
-        parts_X, parts_y, have = [], [], 0
-        for X, y in self._chunks():
-            take = min(X.shape[0], n_rows - have)
-            parts_X.append(X[:take])
-            parts_y.append(None if y is None else y[:take])
-            have += take
-            if have >= n_rows:
-                break
-        if not parts_X:
-            raise ValueError(f"{self!r} holds no rows.")
-        X = sp.vstack(parts_X, format="csr") if sp.issparse(parts_X[0]) \
-            else np.concatenate(parts_X)
-        y = None if parts_y[0] is None else np.concatenate(parts_y)
-        return X, y
-
-    def sample(self, n_rows, random_state=None):
-        """Rows ``(X, y)`` to fit a feature map on.
-
-        The first ``n_rows`` rows here, since a random sample of a text file would
-        cost a full pass; readers that can read random rows cheaply override this.
-        """
-        return self.head(n_rows)
-
-    def classes(self):
-        """Sorted distinct labels (one pass over the data, cached)."""
-        if not self.has_labels:
-            raise ValueError(f"{self!r} has no labels; a classifier needs a label column.")
-        if self._classes is None:
-            seen = None
-            for _, y in self:
-                found = np.unique(y)
-                seen = found if seen is None else np.union1d(seen, found)
-            self._classes = seen
-        return self._classes
-
-
-def random_rows(n, n_rows, random_state=None):
-    """Sorted indices of ``n_rows`` of ``n`` rows drawn at random (all rows when fewer).
-
-    Examples
-    --------
-    >>> from kernelscale.datasets import random_rows
-    >>> random_rows(5, 10).tolist()
-    [0, 1, 2, 3, 4]
-    """
-    from sklearn.utils import check_random_state
-
-    if n_rows >= n:
-        return np.arange(n)
-    return np.sort(check_random_state(random_state).choice(n, n_rows, replace=False))
-
-
-class ArrayChunks(ChunkedDataset):
-    """In-memory (or memory-mapped) arrays served in chunks.
-
-    Parameters
-    ----------
-    X : {array-like, sparse matrix} of shape (n_samples, n_features)
-    y : array-like of shape (n_samples,), default=None
-    chunk_rows : int, default=10_000
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelscale.datasets import ArrayChunks
-    >>> data = ArrayChunks(np.zeros((25, 3)), np.arange(25) % 2, chunk_rows=10)
-    >>> [X.shape[0] for X, _ in data], data.classes().tolist()
-    ([10, 10, 5], [0, 1])
-    """
-
-    def __init__(self, X, y=None, chunk_rows=10_000):
-        super().__init__(chunk_rows)
-        if not hasattr(X, "shape") or len(X.shape) != 2:
-            X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}.")
-        if y is not None:
-            y = np.asarray(y)
-            if y.ndim != 1 or len(y) != X.shape[0]:
-                raise ValueError(f"y must be 1-D with {X.shape[0]} labels, got shape {y.shape}.")
-        self.X, self.y = X, y
-        self.has_labels = y is not None
-        self.n_features = X.shape[1]
-        self._n_samples = X.shape[0]
-
-    def _describe(self):
-        return f"{self.X.shape[0]} x {self.n_features}"
-
-    def sample(self, n_rows, random_state=None):
-        """``n_rows`` rows drawn at random (all rows, in order, when there are fewer)."""
-        rows = random_rows(self.X.shape[0], n_rows, random_state)
-        return self.X[rows], (None if self.y is None else self.y[rows])
-
-    def _chunks(self):
-        for start in range(0, self.X.shape[0], self.chunk_rows):
-            stop = start + self.chunk_rows
-            yield self.X[start:stop], (None if self.y is None else self.y[start:stop])
+__all__ = ["NpyChunks", "CsvChunks", "SvmlightChunks", "open_chunks"]
 
 
 class NpyChunks(ChunkedDataset):
@@ -238,7 +61,7 @@ class NpyChunks(ChunkedDataset):
         if isinstance(label_column, str):
             raise ValueError(f"{self.path}: a .npy file has no column names; give "
                              f"label_column as a position, not {label_column!r}.")
-        self.label_at = _label_position(label_column, None, width, self.path) \
+        self.label_at = label_position(label_column, None, width, self.path) \
             if label_column is not None else None
         self.has_labels = self.label_at is not None
         self.n_features = width - (1 if self.has_labels else 0)
@@ -279,7 +102,7 @@ class NpyChunks(ChunkedDataset):
             del array
         dtype = self.file_dtype if self.file_dtype.kind == "f" else np.float64
         X = np.ascontiguousarray(block[:, self._columns], dtype=dtype)
-        y = None if self.label_at is None else _tidy_labels(block[:, self.label_at])
+        y = None if self.label_at is None else tidy_labels(block[:, self.label_at])
         return X, y
 
     def _blocks(self, rows):
@@ -302,7 +125,7 @@ class NpyChunks(ChunkedDataset):
                 X = np.ascontiguousarray(block[:, :self.n_features], dtype=dtype)
             else:
                 X = np.ascontiguousarray(block[:, self._columns], dtype=dtype)
-            y = None if self.label_at is None else _tidy_labels(block[:, self.label_at])
+            y = None if self.label_at is None else tidy_labels(block[:, self.label_at])
             yield X, y
 
     def classes(self):
@@ -311,7 +134,7 @@ class NpyChunks(ChunkedDataset):
             for block in self._blocks(self.chunk_rows):
                 found = np.unique(block[:, self.label_at])
                 seen = found if seen is None else np.union1d(seen, found)
-            self._classes = _tidy_labels(seen)
+            self._classes = tidy_labels(seen)
         return super().classes()
 
 
@@ -342,10 +165,10 @@ class CsvChunks(ChunkedDataset):
         if first is None:
             raise ValueError(f"{self.path}: no data rows.")
         width = len(first)
-        self.label_at = _label_position(label_column, first, width, self.path)
+        self.label_at = label_position(label_column, first, width, self.path)
         features = [f for k, f in enumerate(first) if k != self.label_at]
         self.skip_header = header is True or (
-            header == "infer" and not all(_is_number(f) for f in features))
+            header == "infer" and not all(is_number(f) for f in features))
         if isinstance(label_column, str) and not self.skip_header:
             raise ValueError(f"{self.path}: label_column={label_column!r} names a column but "
                              "the file has no header line.")
@@ -360,7 +183,7 @@ class CsvChunks(ChunkedDataset):
         return repr(str(self.path))
 
     def _rows(self):
-        with _open_text(self.path) as fh:
+        with open_text(self.path) as fh:
             for number, fields in enumerate(csv.reader(fh, delimiter=self.delimiter), start=1):
                 if fields and any(f.strip() for f in fields):
                     yield number, fields
@@ -407,7 +230,7 @@ class CsvChunks(ChunkedDataset):
         return X, self._labels(table[:, self.label_at], numbers)
 
     def _labels(self, raw, numbers):
-        y = _tidy_labels(np.char.strip(raw.astype(str)))
+        y = tidy_labels(np.char.strip(raw.astype(str)))
         kind = y.dtype.kind
         if self._label_kind is None:
             self._label_kind = kind
@@ -425,7 +248,7 @@ class CsvChunks(ChunkedDataset):
     def _raise_bad_field(self, rows, numbers):
         for fields, number in zip(rows, numbers):
             for k, field in enumerate(fields):
-                if k != self.label_at and not _is_number(field):
+                if k != self.label_at and not is_number(field):
                     column = self.names[k] if self.names else k + 1
                     raise ValueError(f"{self.path}, line {number}, column {column}: "
                                      f"{field!r} is not a number.")
@@ -518,7 +341,7 @@ class SvmlightChunks(ChunkedDataset):
         except ValueError as exc:
             for offset, line in enumerate(lines):
                 text = line.decode("utf-8", "replace")
-                problem = _svmlight_line_problem(text)
+                problem = svmlight_line_problem(text)
                 limit = self.n_features - (1 if self.zero_based else 0)
                 if problem is None and any(int(v) > limit
                                            for v in _INDEX.findall(line.split(b"#", 1)[0])):
@@ -528,40 +351,7 @@ class SvmlightChunks(ChunkedDataset):
                                      f"{first + offset}: {problem} in {text.strip()[:60]!r} "
                                      f"({exc}).") from exc
             raise ValueError(f"{self.path}: not a valid svmlight file ({exc}).") from exc
-        return csr_int32(X.tocsr()), _tidy_labels(y)
-
-
-class NonlinearChunks(ChunkedDataset):
-    """:func:`make_nonlinear_problem` as a stream (no file; rows do not depend on the chunking).
-
-    Parameters
-    ----------
-    n_samples : int
-    chunk_rows : int, default=65536
-    **params
-        ``n_features``, ``n_informative``, ``n_components``, ``flip_y``,
-        ``random_state`` of :func:`make_nonlinear_problem`.
-
-    Examples
-    --------
-    >>> from kernelscale.datasets import NonlinearChunks
-    >>> data = NonlinearChunks(1000, chunk_rows=400, random_state=1)
-    >>> [X.shape for X, _ in data]
-    [(400, 28), (400, 28), (200, 28)]
-    """
-
-    def __init__(self, n_samples, chunk_rows=65_536, **params):
-        super().__init__(chunk_rows)
-        self.params = params
-        self.n_features = int(params.get("n_features", 28))
-        self._n_samples = int(n_samples)
-        self._classes = np.array([0, 1])
-
-    def _describe(self):
-        return f"{self._n_samples} rows"
-
-    def _chunks(self):
-        yield from iter_nonlinear_chunks(self._n_samples, self.chunk_rows, **self.params)
+        return csr_int32(X.tocsr()), tidy_labels(y)
 
 
 def open_chunks(path, *, format="auto", chunk_rows=None, label_column=-1, n_features=None,
