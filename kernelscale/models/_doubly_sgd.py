@@ -20,7 +20,7 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import resolve_gamma
-from ._chunked import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
+from ._chunked_fits import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
 from ._multiclass import (
     ClassifierShell,
     balanced_factors,

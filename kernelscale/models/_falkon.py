@@ -21,7 +21,7 @@ from .._validation import (
 from ..feature_maps._landmarks import SAMPLINGS, select_landmarks
 from ..kernels import make_kernel
 from ..solvers import ChunkedKernelOperator, falkon, falkon_solve
-from ._chunked import (
+from ._chunked_fits import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
     chunk_class_factors,

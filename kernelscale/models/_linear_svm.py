@@ -27,7 +27,7 @@ from ..solvers import (
     subgradient_descent,
     weighted_gram,
 )
-from ._chunked import chunked_fit_doc, chunked_source, fit_svm_chunked
+from ._chunked_fits import chunked_fit_doc, chunked_source, fit_svm_chunked
 from ._multiclass import ClassifierShell, base_weights, encode_labels, linear_scores, ovr_targets
 
 __all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator"]

@@ -18,7 +18,7 @@ from .._validation import (
 from ..solvers import LogisticProblem, fit_logistic
 from ..sources import dask_method, is_dask_array
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked import (
+from ._chunked_fits import (
     chunked_fit_doc,
     chunked_source,
     fit_logistic_chunked,

@@ -10,7 +10,7 @@ from .._validation import (
 )
 from ..solvers import RidgeStatistics, accumulate, solve_ridge
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
+from ._chunked_fits import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
 from ._multiclass import (
     ClassifierShell,
     RegressorShell,

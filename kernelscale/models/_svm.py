@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from .._validation import resolve_memory_budget
 from ..solvers import SGDState, asgd_pass
 from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked import chunked_fit_doc, partial_targets
+from ._chunked_fits import chunked_fit_doc, partial_targets
 from ._linear_svm import _seed, check_svm_params, fit_svm_estimator
 from ._multiclass import ClassifierShell
 

@@ -17,7 +17,7 @@ from .._validation import (
 from ..solvers import accumulate, chunked_kmeans
 from ..sources import dask_method, is_dask_array
 from ._approx import ApproxKernelMixin
-from ._chunked import (
+from ._chunked_fits import (
     MAP_SAMPLE_ROWS,
     chunked_source,
     fit_map_on_source,

@@ -1,7 +1,7 @@
 """Solvers: plain functions on arrays, called by the estimators in ``kernelscale.models``."""
 
 from ._blocked import margins, rmatvec, weighted_gram
-from ._chunked import (
+from ._chunked_solvers import (
     check_finite_chunk,
     chunked_kmeans,
     chunked_logistic,

@@ -361,7 +361,7 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, maxiter, tol, precon
 
 
 def _normal_part(X, y, w, spec, encode, V, budget):
-    from ._chunked import check_finite_chunk
+    from ._chunked_solvers import check_finite_chunk
 
     check_finite_chunk(X)
     centers, kernel, dtype = spec
