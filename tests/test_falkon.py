@@ -12,8 +12,12 @@ from sklearn.kernel_ridge import KernelRidge
 from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidgeClassifier
 from kernelscale.datasets import data_dir, load_mnist10k
 from kernelscale.models._falkon import AUTO_PENALTY, auto_n_centers
-from kernelscale.solvers._falkon import FalkonPreconditioner, _upper_cholesky, conjugate_gradient
-from kernelscale.solvers._skinny import normal_product, solve_upper
+from kernelscale.solvers import (
+    FalkonPreconditioner,
+    conjugate_gradient,
+    normal_product,
+    solve_triangular,
+)
 
 
 @pytest.fixture
@@ -204,18 +208,43 @@ def test_errors(regression):
 
 
 def test_indefinite_kernel_matrix_is_a_clear_error():
-    M = np.asfortranarray(np.diag([1.0, -1.0]))
     with pytest.raises(ValueError, match="not positive definite"):
-        _upper_cholesky(M, "centres")
+        FalkonPreconditioner(np.diag([1.0, -1.0]), 1e-3, np.float64)
 
 
 def test_cholesky_jitter_makes_a_singular_matrix_factorisable():
     Z = np.random.default_rng(0).normal(size=(40, 3))
     K = Z @ Z.T  # rank 3
-    factor, jitter = _upper_cholesky(np.asfortranarray(K.copy()), "centres")
-    U = np.triu(factor)
-    np.testing.assert_allclose(U.T @ U, K + jitter * np.eye(40), atol=1e-10)
-    assert jitter < 1e-6 * np.mean(np.diag(K))
+    pc = FalkonPreconditioner(K.copy(), 1e-3, np.float64)
+    L = np.tril(pc.buffer, -1) + np.diag(pc.diag_T)  # T^T, below the diagonal
+    np.testing.assert_allclose(L @ L.T, K + pc.jitter * np.eye(40), atol=1e-10)
+    assert pc.jitter < 1e-6 * np.mean(np.diag(K))
+
+
+@pytest.mark.parametrize("m", [3, 4, 9, 64])
+def test_both_factors_share_one_buffer(m):
+    rng = np.random.default_rng(m)
+    Z = rng.normal(size=(m, 3))
+    K = np.exp(-0.3 * ((Z[:, None] - Z[None]) ** 2).sum(-1))
+    lam = 1e-2
+    pc = FalkonPreconditioner(K.copy(), lam, np.float64)
+    T = (np.tril(pc.buffer, -1) + np.diag(pc.diag_T)).T
+    A = np.triu(pc.buffer, 1) + np.diag(pc.diag_A)
+    np.testing.assert_allclose(T.T @ T, K + pc.jitter * np.eye(m), atol=1e-10)
+    np.testing.assert_allclose(A.T @ A, T @ T.T / m + lam * np.eye(m), atol=1e-10)
+
+
+def test_preconditioner_peak_memory_is_one_matrix(peak_memory):
+    m = 600
+    Z = np.random.default_rng(0).normal(size=(m, 5))
+    K = np.exp(-0.1 * ((Z[:, None] - Z[None]) ** 2).sum(-1))
+    one = m * m * 8
+    with peak_memory() as meter:
+        FalkonPreconditioner(K.copy(), 1e-3, np.float64)  # the copy is the buffer
+    assert meter.peak < 1.1 * one
+    with peak_memory() as meter:
+        FalkonPreconditioner(K, 1e-3, np.float32)  # a float32 buffer, K kept
+    assert meter.peak < 0.6 * one
 
 
 def test_conjugate_gradient_solves_independent_columns():
@@ -269,13 +298,19 @@ def test_normal_product_matches_float64_gemm(dtype, rtol, n, m, t, with_v, with_
 @pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-4), (np.float64, 1e-11)])
 @pytest.mark.parametrize("m, t", [(1, 1), (2, 3), (5, 1), (8, 2), (67, 10), (300, 7)])
 @pytest.mark.parametrize("trans", [False, True])
-def test_solve_upper_matches_lapack(dtype, rtol, m, t, trans):
+@pytest.mark.parametrize("lower", [False, True])
+def test_solve_triangular_matches_lapack(dtype, rtol, m, t, trans, lower):
     rng = np.random.default_rng(m * 10 + t)
     A = rng.normal(size=(m, m))
-    R = np.linalg.cholesky(A @ A.T / m + np.eye(m)).T  # upper, well conditioned
-    R_stored = np.asfortranarray(R + np.tril(rng.normal(size=(m, m)), -1))  # lower is ignored
+    R = np.linalg.cholesky(A @ A.T / m + np.eye(m))  # lower, well conditioned
+    R = R if lower else R.T
+    noise = rng.normal(size=(m, m))
+    other = np.triu(noise, 1) if lower else np.tril(noise, -1)  # the other triangle is ignored
+    stored = np.tril(R, -1) + other if lower else np.triu(R, 1) + other
+    stored += np.diag(rng.normal(size=m))  # and so is the stored diagonal
     B = rng.normal(size=(m, t))
-    X = solve_upper(R_stored.astype(dtype), B, trans=trans)
+    X = solve_triangular(stored.astype(dtype), B, lower=lower, trans=trans,
+                         diag=np.diag(R).astype(dtype))
     assert X.dtype == dtype and X.shape == (m, t)
     np.testing.assert_allclose((R.T if trans else R) @ X, B, rtol=rtol, atol=rtol * np.abs(B).max())
 

@@ -1,6 +1,7 @@
 """Solvers: plain functions on arrays, called by the estimators in ``kernelscale.models``."""
 
 from ._blocked import margins, rmatvec, weighted_gram
+from ._cg import conjugate_gradient
 from ._chunked_solvers import (
     check_finite_chunk,
     chunked_kmeans,
@@ -11,20 +12,27 @@ from ._chunked_solvers import (
     label_weights,
 )
 from ._dual_cd import dual_cd
-from ._falkon import (
-    ChunkedKernelOperator,
-    conjugate_gradient,
-    falkon,
-    falkon_solve,
-)
 from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_objective
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
 from ._sgd import SGDState, asgd_pass
 from ._subgradient import subgradient_descent
+from .falkon import (
+    ChunkedKernelOperator,
+    FalkonPreconditioner,
+    KernelOperator,
+    falkon,
+    falkon_solve,
+    normal_product,
+    solve_triangular,
+)
 
 __all__ = [
     "ChunkedKernelOperator",
+    "FalkonPreconditioner",
+    "KernelOperator",
+    "normal_product",
+    "solve_triangular",
     "LogisticProblem",
     "RidgeStatistics",
     "SGDState",

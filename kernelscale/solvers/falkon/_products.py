@@ -1,4 +1,4 @@
-"""Products and triangular solves of a large dense matrix with a few right-hand sides.
+"""``K^T D (K V + Y)`` for a large dense ``K`` and a few right-hand sides, reading ``K`` once.
 
 FALKON's conjugate gradient spends its time on ``K^T (K V)`` for ``K = K(X, C)``
 (n x m) and on triangular solves with m x m factors, where ``V`` has one column
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["normal_product", "solve_upper"]
+__all__ = ["normal_product", "dot4", "add4"]
 
 # Rows of ``K`` summed in ``K.dtype`` before the partial sum is added to the
 # float64 total: float32 sums of a few hundred rows lose no more than a
@@ -27,7 +27,7 @@ _FLUSH_ROWS = 128
 
 
 @numba.njit(fastmath=True, nogil=True, cache=True)
-def _dot4(a0, a1, a2, a3, v, stop, zero):
+def dot4(a0, a1, a2, a3, v, stop, zero):
     """The dot products of ``a0..a3`` with ``v`` over ``[0, stop)``: ``v`` read once."""
     s0 = zero
     s1 = zero
@@ -43,7 +43,7 @@ def _dot4(a0, a1, a2, a3, v, stop, zero):
 
 
 @numba.njit(fastmath=True, nogil=True, cache=True)
-def _add4(out, c0, c1, c2, c3, a0, a1, a2, a3, stop):
+def add4(out, c0, c1, c2, c3, a0, a1, a2, a3, stop):
     """``out[:stop] += c0 a0 + c1 a1 + c2 a2 + c3 a3``: ``out`` read and written once."""
     for j in range(stop):
         out[j] += c0 * a0[j] + c1 * a1[j] + c2 * a2[j] + c3 * a3[j]
@@ -60,7 +60,7 @@ def _row_scores(K, VT, Y, w, i, g, r, zero, has_v, has_y, has_w):
         k2 = K[i + 2]
         k3 = K[i + 3]
         for c in range(t):
-            r[0, c], r[1, c], r[2, c], r[3, c] = _dot4(k0, k1, k2, k3, VT[c], m, zero)
+            r[0, c], r[1, c], r[2, c], r[3, c] = dot4(k0, k1, k2, k3, VT[c], m, zero)
     else:
         for a in range(g):
             for c in range(t):
@@ -89,7 +89,7 @@ def _add_rows(K, i, g, r, acc):
         k2 = K[i + 2]
         k3 = K[i + 3]
         for c in range(t):
-            _add4(acc[c], r[0, c], r[1, c], r[2, c], r[3, c], k0, k1, k2, k3, m)
+            add4(acc[c], r[0, c], r[1, c], r[2, c], r[3, c], k0, k1, k2, k3, m)
     else:
         for a in range(g):
             ka = K[i + a]
@@ -163,122 +163,3 @@ def normal_product(K, V=None, Y=None, weights=None):
     _normal_rows(K, VT, Yc, w, parts, dtype.type(0), V is not None, Y is not None,
                  weights is not None)
     return parts.sum(axis=0).T
-
-
-@numba.njit(fastmath=True, nogil=True, cache=True)
-def _back_substitution(RT, XT, c0, c1):
-    """Solve ``R x = b`` in place for the rows ``c0:c1`` of ``XT``; ``RT[j] = R[:, j]``."""
-    j = RT.shape[0] - 1
-    while j >= 0:
-        g = 4 if j >= 3 else j + 1
-        lo = j - g + 1
-        for c in range(c0, c1):
-            x = XT[c]
-            for jj in range(j, lo - 1, -1):
-                v = x[jj] / RT[jj, jj]
-                x[jj] = v
-                col = RT[jj]
-                for i in range(lo, jj):
-                    x[i] -= v * col[i]
-        if g == 4:
-            u0 = RT[lo]
-            u1 = RT[lo + 1]
-            u2 = RT[lo + 2]
-            u3 = RT[lo + 3]
-            for c in range(c0, c1):
-                x = XT[c]
-                _add4(x, -x[lo], -x[lo + 1], -x[lo + 2], -x[lo + 3], u0, u1, u2, u3, lo)
-        else:
-            for c in range(c0, c1):
-                x = XT[c]
-                for jj in range(lo, j + 1):
-                    v = x[jj]
-                    col = RT[jj]
-                    for i in range(lo):
-                        x[i] -= v * col[i]
-        j = lo - 1
-
-
-@numba.njit(fastmath=True, nogil=True, cache=True)
-def _forward_substitution(RT, XT, c0, c1, zero):
-    """Solve ``R^T x = b`` in place for the rows ``c0:c1`` of ``XT``; ``RT[j] = R[:, j]``."""
-    m = RT.shape[0]
-    j = 0
-    while j < m:
-        g = 4 if j + 4 <= m else m - j
-        if g == 4:
-            u0 = RT[j]
-            u1 = RT[j + 1]
-            u2 = RT[j + 2]
-            u3 = RT[j + 3]
-            for c in range(c0, c1):
-                x = XT[c]
-                s0, s1, s2, s3 = _dot4(u0, u1, u2, u3, x, j, zero)
-                x[j] -= s0
-                x[j + 1] -= s1
-                x[j + 2] -= s2
-                x[j + 3] -= s3
-        else:
-            for c in range(c0, c1):
-                x = XT[c]
-                for jj in range(j, j + g):
-                    col = RT[jj]
-                    s = zero
-                    for i in range(j):
-                        s += col[i] * x[i]
-                    x[jj] -= s
-        for c in range(c0, c1):
-            x = XT[c]
-            for jj in range(j, j + g):
-                col = RT[jj]
-                s = x[jj]
-                for i in range(j, jj):
-                    s -= col[i] * x[i]
-                x[jj] = s / col[jj]
-        j += g
-
-
-@numba.njit(parallel=True, cache=True)
-def _solve_parts(RT, XT, n_parts, transpose, zero):
-    t = XT.shape[0]
-    for p in numba.prange(n_parts):
-        c0 = p * t // n_parts
-        c1 = (p + 1) * t // n_parts
-        if transpose:
-            _forward_substitution(RT, XT, c0, c1, zero)
-        else:
-            _back_substitution(RT, XT, c0, c1)
-
-
-def solve_upper(R, B, trans=False):
-    """Solve ``R X = B`` (or ``R^T X = B``) for upper-triangular ``R``.
-
-    Only the upper triangle of ``R`` is read. Its diagonal must be nonzero (a
-    Cholesky factor's is positive); nothing else is checked.
-
-    Parameters
-    ----------
-    R : ndarray of shape (m, m), F-contiguous (as LAPACK's factors are)
-    B : ndarray of shape (m, t)
-    trans : bool, default=False
-        Solve with ``R^T`` instead.
-
-    Returns
-    -------
-    X : ndarray of shape (m, t), ``R.dtype``
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> R = np.asfortranarray([[2.0, 1.0], [0.0, 4.0]])
-    >>> solve_upper(R, np.array([[4.0], [8.0]])).ravel()
-    array([1., 2.])
-    """
-    R = np.asfortranarray(R)
-    # R in Fortran order is R^T in C order: row j of RT is column j of R,
-    # the contiguous stretch both substitutions sweep.
-    RT = R.T
-    XT = np.array(np.asarray(B).T, dtype=R.dtype, order="C")
-    n_parts = max(1, min(numba.get_num_threads(), XT.shape[0]))
-    _solve_parts(RT, XT, n_parts, bool(trans), R.dtype.type(0))
-    return XT.T

@@ -1,0 +1,63 @@
+"""Conjugate gradient on several systems that share one operator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["conjugate_gradient"]
+
+
+def conjugate_gradient(apply, b, *, maxiter, tol, callback=None):
+    """Conjugate gradient on ``t`` independent systems sharing one operator.
+
+    Each column runs its own CG (its own step sizes); every iteration applies
+    the operator to all active columns at once (one pass over the data). A
+    column stops when its residual falls to ``tol`` times its initial residual.
+
+    Parameters
+    ----------
+    apply : callable
+        ``apply(P) -> A P`` for ``P`` of shape (m, t); ``A`` symmetric positive definite.
+    b : ndarray of shape (m, t)
+    maxiter : int
+    tol : float
+    callback : callable, default=None
+        ``callback(iteration, x, relative_residuals)`` after every iteration.
+
+    Returns
+    -------
+    x : ndarray of shape (m, t)
+    history : list of ndarray
+        Relative residual of every column after each iteration.
+    converged : bool
+    """
+    x = np.zeros_like(b)
+    r = b.copy()
+    rr = np.einsum("ij,ij->j", r, r)
+    r0 = np.sqrt(rr)
+    active = r0 > 0
+    r0 = np.where(active, r0, 1.0)
+    p = r.copy()
+    history = []
+    for iteration in range(1, maxiter + 1):
+        if not active.any():
+            break
+        Ap = apply(p)
+        pAp = np.einsum("ij,ij->j", p, Ap)
+        # A non-positive curvature can only be round-off once the column has
+        # converged as far as the arithmetic allows: stop that column there.
+        active &= pAp > 0
+        step = np.where(active, rr / np.where(active, pAp, 1.0), 0.0)
+        x += step * p
+        r -= step * Ap
+        rr_new = np.einsum("ij,ij->j", r, r)
+        relative = np.sqrt(rr_new) / r0
+        history.append(relative)
+        if callback is not None:
+            callback(iteration, x, relative)
+        active &= relative > tol
+        beta = np.where(active, rr_new / np.where(rr > 0, rr, 1.0), 0.0)
+        p = r + beta * p
+        rr = rr_new
+    converged = bool(np.all(history[-1] <= tol)) if history else True
+    return x, history, converged

@@ -1,0 +1,17 @@
+"""FALKON (Rudi, Carratino & Rosasco 2017), split as FALKON's own code is.
+
+- ``_operator``: ``K(X, C)`` products, in memory or over a row source;
+- ``_preconditioner``: the Cholesky preconditioner, both factors in one buffer;
+- ``_driver``: right-hand side, preconditioned CG (:func:`kernelscale.solvers.conjugate_gradient`),
+  coefficients;
+- ``_products`` / ``_triangular``: the numba loops for a few right-hand sides.
+"""
+
+from ._driver import falkon, falkon_solve
+from ._operator import ChunkedKernelOperator, KernelOperator
+from ._preconditioner import FalkonPreconditioner
+from ._products import normal_product
+from ._triangular import solve_triangular
+
+__all__ = ["falkon", "falkon_solve", "KernelOperator", "ChunkedKernelOperator",
+           "FalkonPreconditioner", "normal_product", "solve_triangular"]
