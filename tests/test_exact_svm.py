@@ -12,7 +12,7 @@ from sklearn.svm import SVC
 
 from kernelscale import DoublySGDSVC, KernelSVC, MemoryBudgetError
 from kernelscale.kernels import make_kernel
-from kernelscale.solvers._smo import KernelRows, RowCache, smo
+from kernelscale.solvers import KernelRows, RowCache, smo
 
 
 @pytest.fixture(scope="module")

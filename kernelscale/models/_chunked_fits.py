@@ -4,7 +4,7 @@
 dask array or a :class:`kernelscale.datasets.ChunkedDataset`. The feature map is
 fitted once on a sample of rows (landmarks, frequencies, ``gamma="scale"``),
 then every solver pass maps the data chunk by chunk under the memory budget
-(:mod:`kernelscale.solvers._chunked`). The encoders below turn one chunk's raw
+(:mod:`kernelscale.solvers._chunked_solvers`). The encoders below turn one chunk's raw
 labels and weights into targets; they are plain picklable objects because they
 travel to dask workers.
 """

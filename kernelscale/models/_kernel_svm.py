@@ -21,8 +21,7 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import check_kernel, make_kernel
-from ..solvers._smo import KernelRows, RowCache, smo
-from ..solvers._subgradient import kernel_subgradient_descent
+from ..solvers import KernelRows, RowCache, kernel_subgradient_descent, smo
 from ..sources import is_dask_array
 from ._multiclass import (
     ClassifierShell,
@@ -69,7 +68,7 @@ class KernelSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     selection (Fan, Chen & Lin 2005), with shrinking. The optimum is LIBSVM's:
     the same dual, the same stopping rule (``tol``), so the model matches
     :class:`sklearn.svm.SVC`; the kernel work runs as BLAS matrix products,
-    which is where the speed comes from. See ``kernelscale.solvers._smo``.
+    which is where the speed comes from. See ``kernelscale.solvers.smo``.
 
     Several classes are handled one-vs-rest by default: the kernel rows are
     shared by all binary problems when the cache holds the whole kernel matrix.

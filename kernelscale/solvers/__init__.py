@@ -16,7 +16,7 @@ from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_objective
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
 from ._sgd import SGDState, asgd_pass
-from ._subgradient import subgradient_descent
+from ._subgradient import kernel_subgradient_descent, subgradient_descent
 from .falkon import (
     ChunkedKernelOperator,
     FalkonPreconditioner,
@@ -26,6 +26,7 @@ from .falkon import (
     normal_product,
     solve_triangular,
 )
+from .smo import KernelRows, RowCache, dual_objective, smo
 
 __all__ = [
     "ChunkedKernelOperator",
@@ -57,5 +58,10 @@ __all__ = [
     "squared_hinge_newton",
     "squared_hinge_objective",
     "subgradient_descent",
+    "kernel_subgradient_descent",
+    "KernelRows",
+    "RowCache",
+    "dual_objective",
+    "smo",
     "weighted_gram",
 ]
