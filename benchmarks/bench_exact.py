@@ -99,7 +99,7 @@ def mnist_experiment(repeats):
     X_train, y_train, X_test, y_test = load_mnist10k()
     contenders = [
         ("sklearn SVC", lambda: SVC(C=10.0, gamma="scale", cache_size=CACHE_MB)),
-        ("KernelSVC ovo", lambda: KernelSVC(C=10.0, decision_function_shape="ovo",
+        ("KernelSVC ovo", lambda: KernelSVC(C=10.0, multiclass="ovo",
                                             cache_size=CACHE_MB)),
         ("KernelSVC ovr", lambda: KernelSVC(C=10.0, cache_size=CACHE_MB)),
     ]

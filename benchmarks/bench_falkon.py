@@ -7,7 +7,7 @@ Experiments:
 ``mnist``        MNIST-10k (8,000 / 2,000): ``NystromKernelRidgeClassifier()`` with its
                  default parameters vs sklearn ``SVC(C=10, gamma="scale")``, interleaved,
                  medians of --repeats; then accuracy and fit+predict time vs m (plot).
-``a9a``          a9a / a9a.t: ``NystromKernelRidgeClassifier(maxiter=20, alpha=1e-4 n)``
+``a9a``          a9a / a9a.t: ``NystromKernelRidgeClassifier(max_iter=20, alpha=1e-4 n)``
                  vs sklearn ``Nystroem(2000) + LinearSVC``.
 ``convergence``  MNIST-10k, m = 2,000: relative residual and test accuracy after every CG
                  iteration, with and without the preconditioner (plot).
@@ -44,8 +44,8 @@ def exact_experiment():
     y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=2000)
     X_test = rng.normal(size=(500, 10))
     exact, exact_s = timed(KernelRidge(alpha=1.0, kernel="rbf", gamma=0.1).fit, X, y)
-    ours, ours_s = timed(NystromKernelRidge(n_centers=2000, alpha=1.0, gamma=0.1,
-                                            dtype="float64", tol=1e-12, maxiter=100).fit, X, y)
+    ours, ours_s = timed(NystromKernelRidge(n_components=2000, alpha=1.0, gamma=0.1,
+                                            dtype="float64", tol=1e-12, max_iter=100).fit, X, y)
     diff = float(np.abs(ours.predict(X_test) - exact.predict(X_test)).max())
     print("\n## m = n against exact kernel ridge (2,000 x 10, rbf gamma=0.1, alpha=1)")
     print(f"max |prediction difference| = {diff:.2e} after {ours.n_iter_} CG iterations "
@@ -66,7 +66,7 @@ def mnist_experiment(repeats, sizes):
     sweep = []
     for m in sizes:
         model, record = fit_predict(lambda m=m: NystromKernelRidgeClassifier(
-            n_centers=m, random_state=0), *data)
+            n_components=m, random_state=0), *data)
         record.update(n_centers=m, n_iter=model.n_iter_)
         sweep.append(record)
         print(f"  [sweep] m={m}: {record}", flush=True)
@@ -113,8 +113,8 @@ def a9a_experiment(repeats):
     n = X_train.shape[0]
     gamma = resolve_gamma("scale", X_train)
     contenders = [
-        ("kernelscale NystromKernelRidgeClassifier(alpha=1e-4 n, maxiter=20)",
-         lambda s: NystromKernelRidgeClassifier(alpha=1e-4 * n, maxiter=20, random_state=s)),
+        ("kernelscale NystromKernelRidgeClassifier(alpha=1e-4 n, max_iter=20)",
+         lambda s: NystromKernelRidgeClassifier(alpha=1e-4 * n, max_iter=20, random_state=s)),
         ("sklearn Nystroem(2000)+LinearSVC",
          lambda s: make_pipeline(SkNystroem(n_components=2000, gamma=gamma, random_state=s),
                                  svm.LinearSVC(C=1.0, random_state=s))),
@@ -122,12 +122,12 @@ def a9a_experiment(repeats):
     summary = contest("a9a: FALKON vs sklearn Nystroem(2000)+LinearSVC", contenders,
                       (X_train, y_train, X_test, y_test), repeats,
                       reference="sklearn Nystroem(2000)+LinearSVC")
-    model = NystromKernelRidgeClassifier(alpha=1e-4 * n, maxiter=20, random_state=0)
+    model = NystromKernelRidgeClassifier(alpha=1e-4 * n, max_iter=20, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X_train, y_train)
-    print(f"a9a: {model.n_centers_} centres, {model.n_iter_} CG iterations")
-    summary["n_centers"] = model.n_centers_
+    print(f"a9a: {model.n_components_} centres, {model.n_iter_} CG iterations")
+    summary["n_centers"] = model.n_components_
     summary["n_iter"] = model.n_iter_
     return summary
 
@@ -136,7 +136,7 @@ def convergence_experiment(m=2000, maxiter=100):
     X_train, y_train, X_test, y_test = load_mnist10k()
     out = {}
     for label, pc in (("preconditioned", True), ("plain CG", False)):
-        model = NystromKernelRidgeClassifier(n_centers=m, preconditioner=pc, maxiter=maxiter,
+        model = NystromKernelRidgeClassifier(n_components=m, preconditioner=pc, max_iter=maxiter,
                                              tol=1e-6, random_state=0)
         accuracy, seconds = [], []
         start = time.perf_counter()
@@ -156,7 +156,7 @@ def convergence_experiment(m=2000, maxiter=100):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model.fit(X_train, y_train, callback=track)
-        assert np.array_equal(model.center_indices_, idx)
+        assert np.array_equal(model.component_indices_, idx)
         out[label] = {"residual": model.residuals_.max(axis=1).tolist(), "accuracy": accuracy,
                       "n_iter": model.n_iter_}
         hits = [i + 1 for i, r in enumerate(out[label]["residual"]) if r <= 1e-3]

@@ -1,30 +1,98 @@
-"""Library-wide defaults: the memory budget that sizes every blocked loop.
+"""Library-wide defaults: the memory budget that sizes every blocked loop, and progress bars.
 
 The defaults live in one small dataclass so that a user can change them once
 (:func:`set_config`) or for a block of code (:func:`config_context`) instead of
-passing ``memory_budget=`` to every estimator.
+passing ``memory_budget=`` to every estimator. The default budget follows the
+machine: a quarter of the memory available when kernelscale first needs it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
+import numbers
+import re
 from contextvars import ContextVar
 
-__all__ = ["get_config", "set_config", "config_context"]
+__all__ = ["get_config", "set_config", "config_context", "parse_memory", "machine_memory_budget"]
 
 _MIB = 2**20
+# The default budget: this share of the available memory, at least the floor.
+_AVAILABLE_SHARE = 0.25
+_FLOOR = 256 * _MIB
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(i?b)?\s*$", re.I)
+
+
+@functools.lru_cache(maxsize=1)
+def machine_memory_budget():
+    """The default memory budget: a quarter of the available memory, at least 256 MiB.
+
+    Read once (psutil) when first needed. On a 24 GB machine with 20 GB free
+    that is 5 GB, enough to keep FALKON's ``K(X, C)`` of 50,000 rows and 10,000
+    centres (2 GB in float32) instead of recomputing it every iteration.
+
+    Examples
+    --------
+    >>> from kernelscale._config import machine_memory_budget
+    >>> machine_memory_budget() >= 256 * 2**20
+    True
+    """
+    try:
+        import psutil
+
+        available = int(psutil.virtual_memory().available)
+    except Exception:  # pragma: no cover - psutil missing or unable to read the machine
+        return _FLOOR
+    return max(_FLOOR, int(available * _AVAILABLE_SHARE))
 
 
 @dataclasses.dataclass(frozen=True)
 class _Config:
-    # 256 MiB: large enough that GEMM blocks run at full BLAS speed (thousands of
-    # rows), small enough to be safe beside a laptop's other work.
-    memory_budget: int = 256 * _MIB
+    # None: the machine's default (machine_memory_budget), read when first needed
+    memory_budget: int | None = None
+    show_progress: bool = False
 
 
 # _Config is frozen, so sharing one default instance is safe
 _CONFIG: ContextVar[_Config] = ContextVar("kernelscale_config", default=_Config())  # noqa: B039
+
+
+def parse_memory(value, name="memory_budget"):
+    """Bytes from a number or a size string such as ``"2G"``, ``"512M"``, ``"1.5GiB"``.
+
+    Parameters
+    ----------
+    value : int, float or str
+    name : str, default="memory_budget"
+        Named in the error message.
+
+    Returns
+    -------
+    bytes : int
+
+    Examples
+    --------
+    >>> from kernelscale._config import parse_memory
+    >>> parse_memory("2G"), parse_memory("512M"), parse_memory(4096)
+    (2147483648, 536870912, 4096)
+    """
+    if isinstance(value, str):
+        match = _SIZE.match(value)
+        if not match:
+            raise ValueError(f"{name} must be a number of bytes or a size such as '512M' or "
+                             f"'2G', got {value!r}.")
+        scale = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}[match.group(2).lower()]
+        number = float(match.group(1)) * scale
+    elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number of bytes or a size such as '2G', got "
+                        f"{value!r} ({type(value).__name__}).")
+    else:
+        number = float(value)
+    if not number >= 1 or number != number or number == float("inf"):
+        raise ValueError(f"{name} must be at least 1 byte, got {value!r}; pass a budget such "
+                         "as '256M' or 256 * 2**20.")
+    return int(number)
 
 
 def get_config():
@@ -33,9 +101,10 @@ def get_config():
     Returns
     -------
     config : dict
-        ``{"memory_budget": int}``: the number of bytes that blocked loops
-        (kernel blocks, feature-map transforms) may use for temporaries when an
-        estimator's own ``memory_budget`` is None.
+        ``memory_budget`` (int): the bytes that blocked loops (kernel blocks,
+        feature-map transforms, kept kernel matrices) may use when an
+        estimator's own ``memory_budget`` is None; ``show_progress`` (bool):
+        whether long fits show a progress bar even with ``verbose=0``.
 
     Examples
     --------
@@ -43,53 +112,54 @@ def get_config():
     >>> get_config()["memory_budget"] > 0
     True
     """
-    return dataclasses.asdict(_CONFIG.get())
+    config = _CONFIG.get()
+    budget = config.memory_budget
+    return {"memory_budget": machine_memory_budget() if budget is None else budget,
+            "show_progress": config.show_progress}
 
 
-def _checked_budget(memory_budget):
-    if isinstance(memory_budget, bool) or not isinstance(memory_budget, (int, float)):
-        raise TypeError(
-            f"memory_budget must be a number of bytes, got {memory_budget!r}."
-        )
-    if not memory_budget >= 1:
-        raise ValueError(
-            f"memory_budget must be at least 1 byte, got {memory_budget!r}; "
-            "pass a budget such as 256 * 2**20 (256 MiB)."
-        )
-    return int(memory_budget)
+def _changes(memory_budget, show_progress):
+    changes = {}
+    if memory_budget is not None:
+        changes["memory_budget"] = parse_memory(memory_budget)
+    if show_progress is not None:
+        changes["show_progress"] = bool(show_progress)
+    return changes
 
 
-def set_config(memory_budget=None):
+def set_config(memory_budget=None, show_progress=None):
     """Change library defaults for the rest of the session (this context).
 
     Parameters
     ----------
-    memory_budget : int, default=None
-        Bytes that blocked loops may use for temporaries. None leaves it unchanged.
+    memory_budget : int or str, default=None
+        Bytes (or a size such as ``"2G"``) that blocked loops may use. None
+        leaves it unchanged.
+    show_progress : bool, default=None
+        Show progress bars of long fits. None leaves it unchanged.
 
     Examples
     --------
     >>> from kernelscale import get_config, set_config
     >>> old = get_config()["memory_budget"]
-    >>> set_config(memory_budget=64 * 2**20)
+    >>> set_config(memory_budget="64M")
     >>> get_config()["memory_budget"]
     67108864
     >>> set_config(memory_budget=old)
     """
-    changes = {}
-    if memory_budget is not None:
-        changes["memory_budget"] = _checked_budget(memory_budget)
-    _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
+    _CONFIG.set(dataclasses.replace(_CONFIG.get(), **_changes(memory_budget, show_progress)))
 
 
 @contextlib.contextmanager
-def config_context(memory_budget=None):
+def config_context(memory_budget=None, show_progress=None):
     """Temporarily change library defaults inside a ``with`` block.
 
     Parameters
     ----------
-    memory_budget : int, default=None
-        Bytes that blocked loops may use for temporaries. None leaves it unchanged.
+    memory_budget : int or str, default=None
+        Bytes (or a size such as ``"2G"``). None leaves it unchanged.
+    show_progress : bool, default=None
+        None leaves it unchanged.
 
     Examples
     --------
@@ -98,9 +168,9 @@ def config_context(memory_budget=None):
     ...     get_config()["memory_budget"]
     1048576
     """
-    token = _CONFIG.set(_CONFIG.get())
+    changes = _changes(memory_budget, show_progress)  # bad values fail before the block
+    token = _CONFIG.set(dataclasses.replace(_CONFIG.get(), **changes))
     try:
-        set_config(memory_budget=memory_budget)
         yield
     finally:
         _CONFIG.reset(token)

@@ -12,10 +12,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
-from ._config import get_config
+from ._config import get_config, parse_memory
 
 __all__ = [
     "MemoryBudgetError",
+    "effective_n_jobs",
+    "random_seed",
     "check_option",
     "check_int",
     "check_float",
@@ -30,6 +32,24 @@ __all__ = [
     "sparse_row_bytes",
     "csr_int32",
 ]
+
+
+def effective_n_jobs(n_jobs):
+    """Threads for ``n_jobs``: None means 1 (scikit-learn's convention), -1 every core."""
+    import os
+
+    if n_jobs is None:
+        return 1
+    if n_jobs == -1:
+        return os.cpu_count() or 1
+    return int(n_jobs)
+
+
+def random_seed(random_state):
+    """An int seed (for numba solvers and numpy Generators) from a ``random_state`` parameter."""
+    from sklearn.utils import check_random_state
+
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 class MemoryBudgetError(ValueError):
@@ -76,19 +96,11 @@ def check_float(name, value, *, min_value=None, strict=False, allow_none=False):
 
 
 def resolve_memory_budget(memory_budget):
-    """Return the budget in bytes: ``memory_budget`` itself or the library default."""
+    """Return the budget in bytes: ``memory_budget`` itself (a number or ``"2G"``) or the
+    library default."""
     if memory_budget is None:
         return get_config()["memory_budget"]
-    if isinstance(memory_budget, bool) or not isinstance(memory_budget, numbers.Real):
-        raise TypeError(
-            f"memory_budget must be a number of bytes or None, got {memory_budget!r}."
-        )
-    if not memory_budget >= 1:
-        raise ValueError(
-            f"memory_budget must be at least 1 byte, got {memory_budget!r}; "
-            "pass e.g. 256 * 2**20 for 256 MiB, or None for the library default."
-        )
-    return int(memory_budget)
+    return parse_memory(memory_budget)
 
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

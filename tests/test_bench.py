@@ -104,12 +104,12 @@ def test_report_files_and_ratios(result, tmp_path):
 
 
 def test_experiment_registry():
-    assert list(EXPERIMENTS) == ["seed000", "a9a", "mnist", "approx-error"]
+    assert list(EXPERIMENTS) == ["synthetic", "adult", "mnist", "narrow-kernel"]
     with pytest.raises(ValueError, match="Unknown experiment 'covtype'"):
         build_experiment("covtype")
-    quick = build_experiment("seed000", quick=True)
+    quick = build_experiment("synthetic", quick=True)
     assert quick.sizes == [20, 100, 600] and quick.data[0].shape == (4500, 20)
-    default = build_experiment("seed000", exact_rows=1000)
+    default = build_experiment("synthetic", exact_rows=1000)
     assert default.data[0].shape == (15000, 20) and max(default.sizes) == 600
     assert "subsample of 1000" in default.notes[0]
     labels = {m.library for m in default.sweep + default.references}
@@ -118,13 +118,13 @@ def test_experiment_registry():
 
 @pytest.mark.data
 def test_real_data_experiments_build(a9a, mnist10k):
-    a9a_quick = build_experiment("a9a", quick=True)
+    a9a_quick = build_experiment("adult", quick=True)
     assert a9a_quick.data[0].shape == (32561, 123)
     assert any("subsample of 8000" in n for n in a9a_quick.notes)
     mnist = build_experiment("mnist")
     assert mnist.sizes[0] == 50 and mnist.sizes[-1] == 2000
     assert any("k-means" in m.label for m in mnist.sweep)
-    seed003 = build_experiment("approx-error", quick=True)
+    seed003 = build_experiment("narrow-kernel", quick=True)
     assert seed003.gamma == 0.2 and seed003.highlight == {"nystroem": 400, "rff": 1000}
     X = seed003.data[0]
     np.testing.assert_allclose(X.mean(axis=0), 0, atol=1e-9)

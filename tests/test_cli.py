@@ -44,7 +44,7 @@ def test_approx_other_kernels(kernel):
     [
         (["approx", "--maps", "rff,magic"], "unknown map(s) magic"),
         (["approx", "--sizes", "0,4"], "expected positive integers"),
-        (["approx", "--gamma", "-2"], "gamma must be > 0"),
+        (["approx", "--gamma", "-2"], "gamma must be 'scale', 'auto' or > 0"),
         (["approx", "--kernel", "polynomial", "--maps", "orf", "--sizes", "8"],
          "approximates the rbf kernel"),
         (["approx", "--n-samples", "3"], "--n-samples must be at least 8"),
@@ -192,7 +192,7 @@ def test_truncated_model_and_wrong_width(tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["--model", "kernel-svc", "--map", "rff"], "--map does not apply to --model kernel-svc"),
-    (["--model", "linear-svc", "-m", "10"], "-m/--n-components does not apply"),
+    (["--model", "linear-svc", "-m", "10"], "-m does not apply"),
     (["--param", "colour=red"], "has no parameter 'colour'"),
     (["--param", "C=-1"], "C"),
     (["--model", "approx-svc", "--loss", "cubic"], "loss"),
@@ -222,29 +222,39 @@ def test_fit_output_and_data_errors(tmp_path, capsys):
 
 
 def test_bench_quick_writes_report_and_plots(tmp_path):
-    result = run("bench", "seed000", "--quick", "--repeats", "1", "--out", str(tmp_path),
+    result = run("bench", "synthetic", "--quick", "--repeats", "1", "--out", str(tmp_path),
                  "--no-progress")
     assert result.returncode == 0, result.stderr
-    out = tmp_path / "seed000"
+    out = tmp_path / "synthetic"
     for name in ("accuracy_vs_features.png", "time_vs_features.png",
                  "approx_error_vs_features.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     report = (out / "report.md").read_text()
-    assert "kernelscale bench seed000" in report and "speed-up vs scikit-learn" in report
+    assert "kernelscale bench synthetic" in report and "speed-up vs scikit-learn" in report
     data = json.loads((out / "results.json").read_text())
-    assert data["experiment"] == "seed000" and len(data["records"]) == 5 + 4 * 3
+    assert data["experiment"] == "synthetic" and len(data["records"]) == 5 + 4 * 3
     assert "Most accurate kernelscale approximate model" in result.stdout
 
 
-def test_bench_errors(capsys):
-    with pytest.raises(SystemExit):
-        main(["bench", "covtype"])
-    assert "invalid choice" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["bench", "--quick", "--full"])
-    assert "not allowed with" in capsys.readouterr().err
-    assert main(["bench", "a9a", "--data-dir", "/nonexistent/dir", "--no-progress"]) == 2
-    assert "does not exist" in capsys.readouterr().err
+def captured_error(capsys):
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("kernelscale: error: "), lines
+    return lines[0]
+
+
+def test_bench_errors(capsys, tmp_path):
+    assert main(["bench", "covtype"]) == 2
+    assert "invalid choice" in captured_error(capsys)
+    assert main(["bench", "--quick", "--full"]) == 2
+    assert "not allowed with" in captured_error(capsys)
+    assert main(["bench", "adult", "--data-dir", "/nonexistent/dir", "--no-progress"]) == 2
+    assert "does not exist" in captured_error(capsys)
+    # every experiment's data are checked before the first one starts
+    assert main(["bench", "all", "--data-dir", str(tmp_path), "--no-progress",
+                 "--out", str(tmp_path / "out")]) == 2
+    message = captured_error(capsys)
+    assert "a9a is not in" in message and "libsvmtools" in message and "KERNELSCALE_DATA" in message
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("command", ["fit", "predict", "evaluate", "bench"])

@@ -202,16 +202,16 @@ def test_dask_falkon_equals_in_memory(client, problem):
 
     X, y, X_test, _ = problem
     make = lambda: NystromKernelRidgeClassifier(  # noqa: E731
-        n_centers=200, gamma=0.02, alpha=1e-3, dtype="float64", maxiter=100, tol=1e-10,
+        n_components=200, gamma=0.02, alpha=1e-3, dtype="float64", max_iter=100, tol=1e-10,
         random_state=0)
     memory = make().fit(X, y)
     fitted = make().fit(*_dask(X, y))
-    np.testing.assert_array_equal(fitted.centers_, memory.centers_)
+    np.testing.assert_array_equal(fitted.components_, memory.components_)
     assert _relative(fitted.dual_coef_, memory.dual_coef_) < 1e-6
     np.testing.assert_array_equal(fitted.predict(_dask(X_test)).compute(),
                                   memory.predict(X_test))
     target = np.sin(X[:, 0])
-    reg = lambda: NystromKernelRidge(n_centers=100, gamma=0.05, dtype="float64",  # noqa: E731
+    reg = lambda: NystromKernelRidge(n_components=100, gamma=0.05, dtype="float64",  # noqa: E731
                                      random_state=0)
     assert _relative(reg().fit(_dask(X), da.from_array(target, chunks=1100)).dual_coef_,
                      reg().fit(X, target).dual_coef_) < 1e-6
@@ -233,7 +233,7 @@ def test_dask_kernel_kmeans(client):
 
     X, _ = make_blobs(3000, n_features=4, centers=3, cluster_std=1.0, random_state=1)
     make = lambda: ApproxKernelKMeans(n_clusters=3, feature_map="rff",  # noqa: E731
-                                      map_components=64, gamma=0.05, random_state=0)
+                                      n_components=64, gamma=0.05, random_state=0)
     memory = make().fit(X)
     fitted = make().fit(_dask(X, rows=500))
     labels = fitted.labels_

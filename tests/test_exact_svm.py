@@ -103,7 +103,7 @@ def test_multiclass_digits_ovr_and_ovo():
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     Xtr, ytr, Xte, yte = X[:1200], y[:1200], X[1200:], y[1200:]
-    ovr = KernelSVC(C=10.0).fit(Xtr, ytr)
+    ovr = KernelSVC(C=10.0, multiclass="ovr").fit(Xtr, ytr)
     assert ovr.decision_function(Xte).shape == (len(Xte), 10)
     assert ovr.dual_coef_.shape == (10, ovr.support_.size)
     assert ovr.n_support_.sum() == ovr.support_.size
@@ -114,6 +114,16 @@ def test_multiclass_digits_ovr_and_ovo():
     np.testing.assert_allclose(ovo.decision_function(Xte), ref.decision_function(Xte),
                                atol=2e-3)
     assert np.mean(ovo.predict(Xte) == ref.predict(Xte)) > 0.99
+    # the default: one-vs-one training, one score per class as SVC computes it
+    default = KernelSVC(C=10.0, tol=1e-4).fit(Xtr, ytr)
+    svc = SVC(C=10.0, tol=1e-4).fit(Xtr, ytr)
+    assert default.decision_function(Xte).shape == (len(Xte), 10)
+    np.testing.assert_allclose(default.decision_function(Xte), svc.decision_function(Xte),
+                               atol=2e-3)
+    np.testing.assert_array_equal(
+        default.predict(Xte), default.classes_[np.argmax(default.decision_function(Xte), 1)])
+    with pytest.raises(ValueError, match="multiclass='ovo'"):
+        KernelSVC(multiclass="ovr", decision_function_shape="ovo").fit(Xtr, ytr)
 
 
 def test_string_labels_class_and_sample_weights(binary):
@@ -156,7 +166,7 @@ def test_errors_and_warnings(binary, capsys):
         KernelSVC(memory_budget=100).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         KernelSVC(max_iter=3).fit(X, y)
-    for bad, match in [(dict(C=0), "C must be"), (dict(kernel="sigmoid"), "kernel"),
+    for bad, match in [(dict(C=0), "C=0 is not valid"), (dict(kernel="sigmoid"), "kernel"),
                        (dict(decision_function_shape="ova"), "decision_function_shape"),
                        (dict(solver="libsvm"), "solver"), (dict(max_iter=0), "max_iter"),
                        (dict(working_set_size=1), "working_set_size")]:
@@ -246,7 +256,7 @@ def test_doubly_sgd_errors():
     X, y = make_moons(n_samples=100, random_state=0)
     for bad, match in [(dict(kernel="polynomial"), "kernel"), (dict(loss="squared"), "loss"),
                        (dict(eta0=0), "eta0"), (dict(batch_size=0), "batch_size"),
-                       (dict(C=-1), "C must be")]:
+                       (dict(C=-1), "C=-1 is not valid")]:
         with pytest.raises(ValueError, match=match):
             DoublySGDSVC(**bad).fit(X, y)
     with pytest.raises(ValueError, match="at least 2 classes"):
@@ -269,5 +279,5 @@ def test_a9a_matches_libsvm_accuracy(a9a):
 @pytest.mark.data
 def test_mnist_ovo_matches_libsvm_accuracy(mnist10k):
     X_train, y_train, X_test, y_test = mnist10k
-    clf = KernelSVC(C=10.0, decision_function_shape="ovo").fit(X_train, y_train)
+    clf = KernelSVC(C=10.0).fit(X_train, y_train)  # one-vs-one, LIBSVM's way
     assert clf.score(X_test, y_test) >= 0.9795  # SVC: 0.9815

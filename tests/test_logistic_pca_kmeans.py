@@ -53,7 +53,7 @@ def test_newton_cg_agrees_with_lbfgs(digits, mapped):
 def test_ovr_probabilities_and_weights(digits, mapped):
     X, y = digits
     nys, _ = mapped
-    clf = KernelLogisticRegression(feature_map=nys, multi_class="ovr", C=10.0).fit(X, y)
+    clf = KernelLogisticRegression(feature_map=nys, multiclass="ovr", C=10.0).fit(X, y)
     proba = clf.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     assert clf.coef_.shape == (10, nys.n_components) and clf.score(X, y) > 0.97
@@ -76,10 +76,10 @@ def test_logistic_errors(digits):
     X, y = digits
     with pytest.raises(NotFittedError):
         KernelLogisticRegression().predict_proba(X)
-    with pytest.raises(ValueError, match="C must be > 0"):
+    with pytest.raises(ValueError, match="C=0 is not valid"):
         KernelLogisticRegression(C=0).fit(X, y)
-    with pytest.raises(ValueError, match="multi_class"):
-        KernelLogisticRegression(multi_class="ovo").fit(X, y)
+    with pytest.raises(ValueError, match="multiclass"):
+        KernelLogisticRegression(multiclass="ovo").fit(X, y)
     with pytest.raises(ValueError, match="solver"):
         KernelLogisticRegression(solver="sag").fit(X, y)
     with pytest.raises(ValueError, match="one class|2 classes"):
@@ -120,7 +120,7 @@ def test_pca_errors(digits):
 
 def test_kmeans_separates_rings_that_kmeans_cannot():
     X, y = make_circles(n_samples=600, factor=0.3, noise=0.05, random_state=0)
-    ours = ApproxKernelKMeans(n_clusters=2, map_components=200, gamma=10.0, random_state=0)
+    ours = ApproxKernelKMeans(n_clusters=2, n_components=200, gamma=10.0, random_state=0)
     assert adjusted_rand_score(y, ours.fit_predict(X)) > 0.95
     plain = KMeans(n_clusters=2, n_init=3, random_state=0).fit_predict(X)
     assert adjusted_rand_score(y, plain) < 0.1
@@ -131,7 +131,7 @@ def test_kmeans_separates_rings_that_kmeans_cannot():
 
 def test_linear_kernel_kmeans_equals_kmeans():
     X, y = make_blobs(n_samples=500, centers=4, random_state=0)
-    ours = ApproxKernelKMeans(n_clusters=4, kernel="linear", map_components=500,
+    ours = ApproxKernelKMeans(n_clusters=4, kernel="linear", n_components=500,
                               dtype="float64", random_state=0).fit(X)
     plain = KMeans(n_clusters=4, n_init=3, random_state=0).fit(X)
     # the linear map is an isometry of the data: same partition, same inertia

@@ -34,7 +34,7 @@ def data():
     lambda: LinearSVC(random_state=0),
     lambda: ApproxKernelSVC(n_components=50, random_state=0),
     lambda: KernelSVC(),
-    lambda: NystromKernelRidgeClassifier(n_centers=50, random_state=0),
+    lambda: NystromKernelRidgeClassifier(n_components=50, random_state=0),
 ])
 def test_round_trip_predicts_the_same(tmp_path, data, make):
     X, y = data

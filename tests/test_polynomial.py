@@ -69,10 +69,10 @@ def test_sparse_dtype_and_determinism(cls):
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"coef0": -1.0}, "coef0 must be >= 0"),
-        ({"degree": 0}, "degree must be >= 1"),
-        ({"n_components": 0}, "n_components must be >= 1"),
-        ({"gamma": 0.0}, "gamma must be .* > 0"),
+        ({"coef0": -1.0}, r"coef0=\-1\.0 is not valid"),
+        ({"degree": 0}, r"degree=0 is not valid"),
+        ({"n_components": 0}, r"n_components=0 is not valid"),
+        ({"gamma": 0.0}, r"gamma=0\.0 is not valid"),
     ],
 )
 def test_bad_parameters(cls, params, match):

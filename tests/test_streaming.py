@@ -378,16 +378,16 @@ def test_streamed_falkon_equals_in_memory_falkon(problem):
 
     X, y, X_test, y_test = problem
     make = lambda: NystromKernelRidgeClassifier(  # noqa: E731
-        n_centers=200, gamma=0.02, alpha=1e-3, dtype="float64", maxiter=100, tol=1e-10,
+        n_components=200, gamma=0.02, alpha=1e-3, dtype="float64", max_iter=100, tol=1e-10,
         random_state=0)
     memory = make().fit(X, y)
     streamed = make().fit(ArrayChunks(X, y, chunk_rows=1400))
     # the centres are drawn from the same (all) rows with the same seed
-    np.testing.assert_array_equal(streamed.centers_, memory.centers_)
+    np.testing.assert_array_equal(streamed.components_, memory.components_)
     assert _relative(streamed.dual_coef_, memory.dual_coef_) < 1e-6
     assert streamed.score(X_test, y_test) == memory.score(X_test, y_test)
     target = np.sin(X[:, 0])
-    reg = lambda: NystromKernelRidge(n_centers=100, gamma=0.05, dtype="float64",  # noqa: E731
+    reg = lambda: NystromKernelRidge(n_components=100, gamma=0.05, dtype="float64",  # noqa: E731
                                      random_state=0)
     assert _relative(reg().fit(ArrayChunks(X, target, chunk_rows=2500)).dual_coef_,
                      reg().fit(X, target).dual_coef_) < 1e-6
@@ -407,7 +407,7 @@ def test_streamed_doubly_sgd_cycles_over_the_chunks(problem):
 @pytest.mark.parametrize("make", [
     lambda: ApproxKernelRidgeClassifier(feature_map="rff", n_components=16, random_state=0),
     lambda: LinearSVC(),
-    lambda: __import__("kernelscale").NystromKernelRidgeClassifier(n_centers=20),
+    lambda: __import__("kernelscale").NystromKernelRidgeClassifier(n_components=20),
 ])
 def test_nan_in_a_later_chunk_is_an_error(problem, make):
     X, y, _, _ = problem
@@ -425,7 +425,7 @@ def test_streamed_kernel_kmeans_finds_the_in_memory_clusters():
 
     X, _ = make_blobs(5000, n_features=4, centers=4, cluster_std=1.0, random_state=0)
     make = lambda: ApproxKernelKMeans(n_clusters=4, feature_map="rff",  # noqa: E731
-                                      map_components=64, gamma=0.05, random_state=0)
+                                      n_components=64, gamma=0.05, random_state=0)
     memory = make().fit(X)
     streamed = make().fit(ArrayChunks(X, chunk_rows=700))
     assert adjusted_rand_score(memory.predict(X), streamed.predict(X)) > 0.99

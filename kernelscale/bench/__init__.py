@@ -10,10 +10,11 @@ from ._runner import (
     write_report,
 )
 from .approx import DEFAULT_MAPS, plot_approx, run_approx_experiment
-from .experiments import EXPERIMENTS, build_experiment
+from .experiments import EXPERIMENTS, build_experiment, check_experiment_data
 
 __all__ = [
-    "DEFAULT_MAPS", "EXPERIMENTS", "Experiment", "Method", "build_experiment", "highlights",
+    "DEFAULT_MAPS", "EXPERIMENTS", "Experiment", "Method", "build_experiment",
+    "check_experiment_data", "highlights",
     "machine",
     "plot_approx", "run_approx_experiment", "run_experiment", "timed", "write_report",
 ]

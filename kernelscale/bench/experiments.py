@@ -14,12 +14,12 @@ from sklearn.kernel_approximation import RBFSampler
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ..datasets import load_a9a, load_mnist10k, make_synthetic_problem
+from ..datasets import check_dataset, load_a9a, load_mnist10k, make_synthetic_problem
 from ..kernels import resolve_gamma
 from ..models import ApproxKernelSVC, KernelSVC, LinearSVC, NystromKernelRidgeClassifier
 from ._runner import KERNELSCALE, SKLEARN, Experiment, Method
 
-__all__ = ["EXPERIMENTS", "build_experiment"]
+__all__ = ["EXPERIMENTS", "build_experiment", "check_experiment_data"]
 
 
 def _ours_map(model):
@@ -74,7 +74,7 @@ def _references(gamma, C, *, exact_rows=None, ovo=False, falkon=True, linear_C=N
         Method("scikit-learn SVC (exact RBF)", SKLEARN, "exact",
                lambda s: svm.SVC(C=C, gamma=gamma), rows=exact_rows),
         Method("kernelscale KernelSVC (exact RBF)", KERNELSCALE, "exact",
-               lambda s: KernelSVC(C=C, gamma=gamma, decision_function_shape=shape),
+               lambda s: KernelSVC(C=C, gamma=gamma, multiclass=shape),
                rows=exact_rows),
         Method(f"scikit-learn LinearSVC (C={linear_C:g})", SKLEARN, "linear",
                lambda s: svm.LinearSVC(C=linear_C, random_state=s)),
@@ -97,14 +97,15 @@ def _exact_note(rows, n):
             "to keep the run short; every other model uses all rows."]
 
 
-def seed000(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
-    """Seed 000: ``make_classification``, exact vs linear vs RFF vs Nystrom, D = 20..600."""
+def synthetic(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
+    """The blog post (seed 000): ``make_classification``, exact vs linear vs RFF vs Nystrom,
+    D = 20..600."""
     n = 100_000 if full else (6_000 if quick else 20_000)
     X_train, X_test, y_train, y_test = make_synthetic_problem(n)
     gamma = resolve_gamma("scale", X_train)
     sizes = [20, 100, 600] if quick else [20, 50, 100, 200, 400, 600]
     return Experiment(
-        name="seed000", title="seed 000 synthetic problem",
+        name="synthetic", title="synthetic problem of the blog post (seed 000)",
         data=(X_train, y_train, X_test, y_test),
         data_description=(f"make_classification(n_samples={n}, random_state=0), 75/25 split "
                           "(random_state=42), standardized" +
@@ -116,15 +117,15 @@ def seed000(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
     )
 
 
-def a9a(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
-    """Seed 001: a9a, accuracy and time vs number of components, exact and linear lines."""
+def adult(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
+    """Seed 001: a9a (UCI Adult), accuracy and time vs components, exact and linear lines."""
     X_train, y_train, X_test, y_test = load_a9a(data_dir)
     gamma = resolve_gamma("scale", X_train)
     sizes = [100, 300, 1000] if quick else [100, 200, 500, 1000, 2000]
     if exact_rows is None and quick:
         exact_rows = 8000
     return Experiment(
-        name="a9a", title="a9a (UCI Adult)",
+        name="adult", title="a9a (UCI Adult)",
         data=(X_train, y_train, X_test, y_test),
         data_description="a9a train / a9a.t test (LIBSVM files), 123 binary features, sparse",
         sizes=sizes, sweep=_sweep_methods(gamma, 1.0),
@@ -155,7 +156,7 @@ def mnist(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
     )
 
 
-def approx_error(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
+def narrow_kernel(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=None):
     """Seed 003: standardized a9a, gamma = 0.2: linear, exact, Nystrom(400), RFF(1000)."""
     X_train, y_train, X_test, y_test = load_a9a(data_dir)
     n_train, n_test = (3000, 4000) if quick else (10_000, None)
@@ -170,7 +171,7 @@ def approx_error(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=N
     gamma = 0.2
     sizes = [50, 200, 400, 1000] if quick else [50, 100, 200, 400, 1000, 2000]
     return Experiment(
-        name="approx-error", title="seed 003: standardized a9a, gamma = 0.2",
+        name="narrow-kernel", title="narrow kernel: standardized a9a, gamma = 0.2 (seed 003)",
         data=(X_train, y_train, X_test, y_test),
         data_description=(f"a9a, a random {n_train}-row training sample and "
                           f"{'a ' + str(n_test) + '-row sample of' if n_test else 'all of'} "
@@ -189,10 +190,12 @@ def approx_error(*, quick=False, full=False, data_dir=None, seed=0, exact_rows=N
 
 
 EXPERIMENTS = {
-    "seed000": (seed000, "make_classification problem of seed 000 (no download; default)"),
-    "a9a": (a9a, "a9a, accuracy and time vs components (seed 001)"),
+    "synthetic": (synthetic, "make_classification problem of the blog post, seed 000 "
+                             "(no download; the default)"),
+    "adult": (adult, "a9a (UCI Adult), accuracy and time vs components (seed 001)"),
     "mnist": (mnist, "MNIST-10k, landmarks 50..2000, uniform vs k-means (seed 002)"),
-    "approx-error": (approx_error, "standardized a9a, gamma = 0.2, error vs D (seed 003)"),
+    "narrow-kernel": (narrow_kernel, "standardized a9a, gamma = 0.2: error vs D, train / test "
+                                     "accuracy (seed 003)"),
 }
 
 
@@ -201,10 +204,25 @@ def build_experiment(name, **options):
 
     Parameters
     ----------
-    name : {"seed000", "a9a", "mnist", "approx-error"}
+    name : {"synthetic", "adult", "mnist", "narrow-kernel"}
     **options
         ``quick``, ``full``, ``data_dir``, ``seed``, ``exact_rows``.
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"Unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}.")
     return EXPERIMENTS[name][0](**options)
+
+
+# experiment -> the named data sets it reads
+_DATA = {"synthetic": (), "adult": ("a9a",), "mnist": ("mnist10k",), "narrow-kernel": ("a9a",)}
+
+
+def check_experiment_data(name, data_dir=None):
+    """Raise (before any work) when the data an experiment reads are missing.
+
+    The error says which files to put where, and where they come from.
+    """
+    if name not in EXPERIMENTS:
+        raise ValueError(f"Unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}.")
+    for dataset in _DATA[name]:
+        check_dataset(dataset, data_dir)

@@ -14,11 +14,19 @@ and ``_file_chunks`` (chunked data sets in memory and from files).
 from ._chunks import ArrayChunks, ChunkedDataset, NonlinearChunks, default_chunk_rows, random_rows
 from ._file_chunks import CsvChunks, NpyChunks, SvmlightChunks, open_chunks
 from ._files import guess_format, load_csv, load_mnist_idx, load_npz, load_svmlight
-from ._named import DATASETS, data_dir, load_a9a, load_data, load_dataset, load_mnist10k
+from ._named import (
+    DATASETS,
+    check_dataset,
+    data_dir,
+    load_a9a,
+    load_data,
+    load_dataset,
+    load_mnist10k,
+)
 from ._synthetic import iter_nonlinear_chunks, make_nonlinear_problem, make_synthetic_problem
 
 __all__ = [
-    "DATASETS", "data_dir", "load_svmlight", "load_csv", "load_npz", "load_a9a",
+    "DATASETS", "data_dir", "check_dataset", "load_svmlight", "load_csv", "load_npz", "load_a9a",
     "load_mnist_idx", "load_mnist10k", "load_dataset", "load_data", "guess_format",
     "make_synthetic_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",

@@ -16,7 +16,16 @@ from ._files import (
     tidy_labels,
 )
 
-__all__ = ["DATASETS", "data_dir", "load_a9a", "load_mnist10k", "load_dataset", "load_data"]
+__all__ = ["DATASETS", "data_dir", "check_dataset", "load_a9a", "load_mnist10k", "load_dataset",
+           "load_data"]
+
+# name -> (files it needs, where they come from)
+_SOURCES = {
+    "a9a": (("a9a", "a9a.t"), "LIBSVM's copy of UCI Adult, "
+            "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary.html#a9a"),
+    "mnist10k": (("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+                 "the MNIST test set, http://yann.lecun.com/exdb/mnist/ (or any mirror)"),
+}
 
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,6 +66,47 @@ def data_dir(path=None):
     return None
 
 
+def check_dataset(name, data_directory=None):
+    """Return the directory holding the files of the named data set, or say what is missing.
+
+    Parameters
+    ----------
+    name : {"a9a", "mnist10k"}
+    data_directory : str or Path, default=None
+        None uses :func:`data_dir`.
+
+    Returns
+    -------
+    directory : Path
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the files that are missing, where they come from, and where to put them.
+
+    Examples
+    --------
+    >>> from kernelscale.datasets import check_dataset
+    >>> try:
+    ...     check_dataset("a9a", "/")
+    ... except FileNotFoundError as exc:
+    ...     print(str(exc)[:44])
+    a9a is not in '/': it needs the files a9a an
+    """
+    if name not in _SOURCES:
+        raise ValueError(f"Unknown data set {name!r}; named data sets: {', '.join(_SOURCES)}.")
+    files, origin = _SOURCES[name]
+    directory = data_dir(data_directory)
+    where = f"in {str(directory)!r}" if directory is not None else \
+        "in any data directory (none was found)"
+    if directory is not None and all((directory / f).is_file() for f in files):
+        return directory
+    raise FileNotFoundError(
+        f"{name} is not {where}: it needs the files {' and '.join(files)} ({origin}); put "
+        "them in one folder and point KERNELSCALE_DATA (or --data-dir) at it, or place them "
+        "in ../shared/datasets beside the project.")
+
+
 def load_a9a(data_directory=None):
     """Load the a9a (UCI Adult) train and test splits, 123 binary features.
 
@@ -70,11 +120,7 @@ def load_a9a(data_directory=None):
     X_train, y_train, X_test, y_test
         CSR matrices of shape (32561, 123) and (16281, 123), labels in {-1, +1}.
     """
-    directory = data_dir(data_directory)
-    if directory is None:
-        raise FileNotFoundError(
-            "No data directory: set KERNELSCALE_DATA to the folder holding a9a and a9a.t."
-        )
+    directory = check_dataset("a9a", data_directory)
     X_train, y_train = load_svmlight(directory / "a9a", n_features=123)
     X_test, y_test = load_svmlight(directory / "a9a.t", n_features=123)
     return X_train, y_train, X_test, y_test
@@ -89,12 +135,7 @@ def load_mnist10k(data_directory=None):
     X_train, y_train, X_test, y_test
         float32 arrays of shape (8000, 784) / (2000, 784) and int labels 0..9.
     """
-    directory = data_dir(data_directory)
-    if directory is None:
-        raise FileNotFoundError(
-            "No data directory: set KERNELSCALE_DATA to the folder holding "
-            "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz."
-        )
+    directory = check_dataset("mnist10k", data_directory)
     X, y = load_mnist_idx(directory / "t10k-images-idx3-ubyte.gz",
                           directory / "t10k-labels-idx1-ubyte.gz")
     return X[:8000], y[:8000], X[8000:], y[8000:]

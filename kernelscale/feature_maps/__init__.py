@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._error import kernel_approximation_error
 from ._fourier import RandomFourierFeatures
+from ._landmarks import SAMPLINGS, select_landmarks
 from ._nystroem import Nystroem
 from ._polynomial import RandomMaclaurin, TensorSketch
 
@@ -19,6 +20,8 @@ __all__ = [
     "TensorSketch",
     "kernel_approximation_error",
     "make_feature_map",
+    "SAMPLINGS",
+    "select_landmarks",
 ]
 
 _ANY_KERNEL = ("linear", "polynomial", "rbf", "laplacian")

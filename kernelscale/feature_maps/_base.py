@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import validate_params
 from .._validation import check_X, iter_row_blocks, resolve_dtype, resolve_memory_budget
 from ..sources import dask_map_rows, is_dask_array
 
@@ -42,8 +43,8 @@ class _FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimat
         self : object
             The fitted map.
         """
+        validate_params(self)
         X = check_X(self, X, reset=True)
-        resolve_dtype(self.dtype, X.dtype)  # an invalid dtype fails here, not at transform
         self._fit(X, check_random_state(self.random_state))
         return self
 

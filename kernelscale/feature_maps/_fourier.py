@@ -7,8 +7,9 @@ import math
 import numba
 import numpy as np
 
-from .._validation import check_int, check_option, dense_rows, sparse_row_bytes
-from ..kernels import RBF, Laplacian, Linear, check_kernel, resolve_gamma
+from .._constraints import Interval, Options
+from .._validation import dense_rows, sparse_row_bytes
+from ..kernels import KERNEL_CONSTRAINTS, RBF, Laplacian, Linear, check_kernel, resolve_gamma
 from ._base import _FeatureMap
 
 __all__ = ["RandomFourierFeatures"]
@@ -156,6 +157,17 @@ class RandomFourierFeatures(_FeatureMap):
     ((100, 256), dtype('float32'))
     """
 
+    _parameter_constraints = {
+        "n_components": [Interval("int", 1)],
+        "kernel": KERNEL_CONSTRAINTS["kernel"],
+        "gamma": KERNEL_CONSTRAINTS["gamma"],
+        "kind": [Options("cos", "sincos")],
+        "sampling": [Options("iid", "orthogonal", "structured")],
+        "dtype": ["dtype"],
+        "memory_budget": ["memory"],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self, *, n_components=100, kernel="rbf", gamma="scale", kind="cos",
         sampling="iid", dtype="float32", memory_budget=None, random_state=None,
@@ -171,15 +183,13 @@ class RandomFourierFeatures(_FeatureMap):
 
     def _check_params(self):
         kernel = check_kernel(self.kernel)
-        if kernel not in ("rbf", "laplacian"):
+        if not isinstance(kernel, str) or kernel not in ("rbf", "laplacian"):
             raise ValueError(
                 f"RandomFourierFeatures approximates shift-invariant kernels: kernel must "
                 f"be 'rbf' or 'laplacian', got {self.kernel!r}. Use Nystroem for other "
                 "kernels, or RandomMaclaurin / TensorSketch for the polynomial kernel."
             )
-        n_components = check_int("n_components", self.n_components, min_value=1)
-        kind = check_option("kind", self.kind, ("cos", "sincos"))
-        sampling = check_option("sampling", self.sampling, ("iid", "orthogonal", "structured"))
+        n_components, kind, sampling = self.n_components, self.kind, self.sampling
         if sampling != "iid" and kernel != "rbf":
             raise ValueError(
                 f"sampling={sampling!r} needs a rotation-invariant frequency density, which "

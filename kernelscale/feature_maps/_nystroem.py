@@ -8,14 +8,9 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
-from .._validation import (
-    check_float,
-    check_int,
-    check_option,
-    resolve_dtype,
-    resolve_memory_budget,
-)
-from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, flush_tiny, make_kernel
+from .._constraints import Interval, Options
+from .._validation import resolve_dtype, resolve_memory_budget
+from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, KERNEL_CONSTRAINTS, flush_tiny, make_kernel
 from ._base import _FeatureMap
 from ._landmarks import SAMPLINGS, select_landmarks
 
@@ -161,6 +156,19 @@ class Nystroem(_FeatureMap):
     (500, 100)
     """
 
+    _parameter_constraints = {
+        **KERNEL_CONSTRAINTS,
+        "n_components": [Interval("int", 1)],
+        "sampling": [Options(*SAMPLINGS)],
+        "rank": [None, Interval("int", 1)],
+        "reg": [Interval("real", 0)],
+        "decomposition": [Options("auto", "cholesky", "eigh")],
+        "rcond": [None, Interval("real", 0, 1, closed="neither")],
+        "dtype": ["dtype"],
+        "memory_budget": ["memory"],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self, *, n_components=100, kernel="rbf", gamma="scale", degree=DEFAULT_DEGREE,
         coef0=DEFAULT_COEF0,
@@ -184,27 +192,20 @@ class Nystroem(_FeatureMap):
         self.random_state = random_state
 
     def _check_params(self, n_samples, input_dtype):
-        m = check_int("n_components", self.n_components, min_value=1)
+        m = self.n_components
         if m > n_samples:
             warnings.warn(
                 f"n_components={m} is larger than n_samples={n_samples}; using "
                 f"{n_samples} landmarks (every sample).", UserWarning, stacklevel=4,
             )
             m = n_samples
-        check_option("sampling", self.sampling, SAMPLINGS)
-        rank = check_int("rank", self.rank, min_value=1, allow_none=True)
-        decomposition = check_option(
-            "decomposition", self.decomposition, ("auto", "cholesky", "eigh")
-        )
+        decomposition = self.decomposition
         if decomposition == "auto":
-            decomposition = "eigh" if rank is not None else "cholesky"
-        rcond = check_float("rcond", self.rcond, min_value=0.0, strict=True, allow_none=True)
-        if rcond is not None and rcond >= 1:
-            raise ValueError(f"rcond must be in (0, 1), got {rcond}.")
-        reg = check_float("reg", self.reg, min_value=0.0)
+            decomposition = "eigh" if self.rank is not None else "cholesky"
+        rcond = self.rcond
         if rcond is None:
             rcond = _DEFAULT_RCOND[resolve_dtype(self.dtype, input_dtype)]
-        return m, rank, decomposition, rcond, reg
+        return m, self.rank, decomposition, rcond, float(self.reg)
 
     def _fit(self, X, rng):
         m, rank, decomposition, rcond, reg = self._check_params(X.shape[0], X.dtype)

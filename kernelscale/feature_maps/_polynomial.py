@@ -13,8 +13,9 @@ import numba
 import numpy as np
 import scipy.fft
 
-from .._validation import check_float, check_int, dense_rows, sparse_row_bytes
-from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, Polynomial, resolve_gamma
+from .._constraints import Interval
+from .._validation import dense_rows, sparse_row_bytes
+from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, KERNEL_CONSTRAINTS, Polynomial, resolve_gamma
 from ._base import _FeatureMap
 
 __all__ = ["RandomMaclaurin", "TensorSketch"]
@@ -34,6 +35,17 @@ def _count_sketch(X, hashes, signs, out):  # pragma: no cover - compiled
 class _PolynomialSketch(_FeatureMap):
     """Shared parameters and the augmented input of the polynomial maps."""
 
+    _parameter_constraints = {
+        "n_components": [Interval("int", 1)],
+        "degree": KERNEL_CONSTRAINTS["degree"],
+        "gamma": KERNEL_CONSTRAINTS["gamma"],
+        # coef0 < 0 gives a kernel that is not positive definite: no random features exist
+        "coef0": [Interval("real", 0)],
+        "dtype": ["dtype"],
+        "memory_budget": ["memory"],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self, *, n_components=100, degree=DEFAULT_DEGREE, gamma="scale", coef0=DEFAULT_COEF0,
         dtype="float32", memory_budget=None, random_state=None,
@@ -47,14 +59,8 @@ class _PolynomialSketch(_FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X, rng):
-        self.n_components_ = check_int("n_components", self.n_components, min_value=1)
-        check_int("degree", self.degree, min_value=1)
-        coef0 = check_float("coef0", self.coef0)
-        if coef0 < 0:
-            raise ValueError(
-                f"coef0 must be >= 0 for a random-feature polynomial map (the kernel "
-                f"with coef0 < 0 is not positive definite), got {coef0}."
-            )
+        self.n_components_ = self.n_components
+        coef0 = float(self.coef0)
         self.gamma_ = resolve_gamma(self.gamma, X)
         self.kernel_ = Polynomial(self.gamma_, self.degree, coef0)
         self._draw(X.shape[1] + 1, rng)

@@ -34,6 +34,7 @@ from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial
 from ._params import (
     DEFAULT_COEF0,
     DEFAULT_DEGREE,
+    KERNEL_CONSTRAINTS,
     KERNELS,
     check_kernel,
     make_kernel,
@@ -42,7 +43,8 @@ from ._params import (
 
 __all__ = [
     "Kernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel",
-    "KERNELS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel", "make_kernel",
+    "KERNELS", "KERNEL_CONSTRAINTS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel",
+    "make_kernel",
     "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",
     "polynomial_kernel", "rbf_kernel", "laplacian_kernel", "kernel_diagonal", "tiny_floor",
     "flush_tiny",

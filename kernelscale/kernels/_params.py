@@ -7,11 +7,12 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._constraints import Interval, Options
 from ._base import Kernel
 from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial
 
 __all__ = ["KERNELS", "check_kernel", "make_kernel", "resolve_gamma", "DEFAULT_DEGREE",
-           "DEFAULT_COEF0"]
+           "DEFAULT_COEF0", "KERNEL_CONSTRAINTS"]
 
 KERNELS = ("linear", "polynomial", "rbf", "laplacian")
 _ALIASES = {"poly": "polynomial", "gaussian": "rbf"}
@@ -20,6 +21,27 @@ _CLASSES = {"linear": Linear, "polynomial": Polynomial, "rbf": RBF, "laplacian":
 #: The polynomial kernel's defaults in every estimator and map (scikit-learn's SVC).
 DEFAULT_DEGREE = 3
 DEFAULT_COEF0 = 0.0
+
+class _KernelConstraint:
+    """A kernel name, a callable or a :class:`Kernel` (a constraint of ``validate_params``)."""
+
+    def accepts(self, value):
+        return isinstance(value, Kernel) or callable(value) or (
+            isinstance(value, str) and (value in KERNELS or value in _ALIASES))
+
+    def describe(self):
+        return ("a kernel name ('rbf', 'laplacian', 'polynomial' / 'poly', 'linear'), a "
+                "callable or a kernelscale.kernels.Kernel")
+
+
+#: The constraints of the kernel parameters every kernel estimator and map shares.
+KERNEL_CONSTRAINTS = {
+    "kernel": [_KernelConstraint()],
+    "gamma": [Options("scale", "auto"), Interval("real", 0, None, closed="neither")],
+    "degree": [Interval("int", 1, None)],
+    "coef0": [Interval("real")],
+    "kernel_params": [None, "dict"],
+}
 
 # elements per block of the variance passes: 8 MB float64 temporaries
 _VARIANCE_BLOCK = 1 << 20

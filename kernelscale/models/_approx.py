@@ -5,11 +5,26 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
+from .._constraints import Interval, Options
 from .._validation import iter_row_blocks
 from ..feature_maps import FEATURE_MAPS, make_feature_map
+from ..kernels import KERNEL_CONSTRAINTS
 from ._multiclass import linear_scores
 
-__all__ = ["ApproxKernelMixin", "APPROX_PARAMS_DOC"]
+__all__ = ["ApproxKernelMixin", "APPROX_PARAMS_DOC", "APPROX_CONSTRAINTS"]
+
+#: The feature-map parameters every approximate-kernel estimator shares.
+APPROX_CONSTRAINTS = {
+    "feature_map": [Options(*FEATURE_MAPS), "transformer"],
+    "n_components": [Interval("int", 1)],
+    "kernel": KERNEL_CONSTRAINTS["kernel"],
+    "gamma": KERNEL_CONSTRAINTS["gamma"],
+    "degree": KERNEL_CONSTRAINTS["degree"],
+    "coef0": KERNEL_CONSTRAINTS["coef0"],
+    "dtype": ["dtype"],
+    "memory_budget": ["memory"],
+    "random_state": ["random_state"],
+}
 
 APPROX_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
         A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",

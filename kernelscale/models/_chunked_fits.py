@@ -111,9 +111,12 @@ def source_classes(estimator, source, need_weights=False):
 
 
 def chunk_class_factors(estimator, totals):
-    """Per-class weight multipliers of a chunked fit (``totals``: class weights, for "balanced")."""
-    if isinstance(estimator.class_weight, str):
-        class_factors(estimator.class_weight, estimator.classes_)  # validates the string
+    """Per-class weight multipliers of a chunked fit (``totals``: class weights, for "balanced").
+
+    ``"balanced_binary"`` leaves the classes alone here: it balances each binary
+    problem, by per-problem factors (see :func:`fit_svm_chunked`).
+    """
+    if isinstance(estimator.class_weight, str) and estimator.class_weight == "balanced":
         return balanced_class_factors(totals)
     return class_factors(estimator.class_weight, estimator.classes_)
 
@@ -237,7 +240,9 @@ def fit_svm_chunked(estimator, source, params, *, mapped):
     budget = resolve_memory_budget(estimator.memory_budget)
     balanced = isinstance(estimator.class_weight, str)
     totals = source_classes(estimator, source, need_weights=balanced)
-    factors = class_factors(estimator.class_weight, estimator.classes_)
+    factors = chunk_class_factors(estimator, totals)
+    if balanced and estimator.class_weight == "balanced":
+        balanced = False  # applied to the classes by the factors
     n_problems = 1 if len(estimator.classes_) == 2 else len(estimator.classes_)
     pos_neg = _balanced_pos_neg(totals, n_problems) if balanced else None
     encoder = ChunkTargets(estimator.classes_, "plus_minus", factors=factors, pos_neg=pos_neg,
@@ -280,7 +285,7 @@ def _warn_unconverged(estimator, converged, max_iter):
 
 # --------------------------------------------------------------- logistic
 
-def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
+def fit_logistic_chunked(estimator, source, *, C, multiclass, tol, max_iter):
     """Kernel logistic regression on a row source by L-BFGS over chunks."""
     budget = resolve_memory_budget(estimator.memory_budget)
     totals = source_classes(estimator, source,
@@ -290,7 +295,7 @@ def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
     k = len(estimator.classes_)
     if k == 2:
         runs = [(ChunkTargets(estimator.classes_, "binary", factors=factors), 1)]
-    elif multi_class == "multinomial":
+    elif multiclass == "multinomial":
         runs = [(ChunkTargets(estimator.classes_, "index", factors=factors), k)]
     else:
         runs = [(_OneVsRest(estimator.classes_, c, factors), 1) for c in range(k)]
@@ -308,7 +313,7 @@ def fit_logistic_chunked(estimator, source, *, C, multi_class, tol, max_iter):
     estimator.coef_ = np.vstack(coefs)
     estimator.intercept_ = np.concatenate(intercepts)
     estimator.n_iter_ = max(iters)
-    estimator._multinomial = k > 2 and multi_class == "multinomial"
+    estimator._multinomial = k > 2 and multiclass == "multinomial"
     return estimator
 
 

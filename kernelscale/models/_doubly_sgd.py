@@ -9,31 +9,31 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
+from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._validation import (
-    check_float,
-    check_int,
-    check_option,
     check_sample_weight,
     check_X_y,
     dense_rows,
     iter_row_blocks,
     resolve_memory_budget,
 )
-from ..kernels import resolve_gamma
+from ..kernels import KERNEL_CONSTRAINTS, resolve_gamma
 from ._chunked_fits import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
 from ._multiclass import (
-    ClassifierShell,
+    BINARY_CLASS_WEIGHT_DOC,
+    CLASS_WEIGHTS,
     balanced_factors,
     base_weights,
     encode_labels,
     plus_minus_targets,
 )
+from ._shells import ClassifierShell
 
 __all__ = ["DoublySGDSVC"]
 
 
 class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
-    """Kernel SVM by doubly stochastic functional gradients (Dai et al. 2014).
+    __doc__ = """Kernel SVM by doubly stochastic functional gradients (Dai et al. 2014).
 
     The decision function is ``f(x) = sum_t sum_j a_tj phi_tj(x) + b``, one
     block of ``block_size`` random Fourier frequencies per iteration. Iteration
@@ -79,8 +79,7 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         Return the weighted average of the iterates instead of the last one.
     fit_intercept : bool, default=True
         Learn an unregularized intercept with the same steps.
-    class_weight : dict, "balanced" or None, default=None
-        "balanced" equalises both sides of every one-vs-rest problem.
+    """ + BINARY_CLASS_WEIGHT_DOC + """
     memory_budget : int, default=None
         Bytes for row-block temporaries and for the frequencies kept during a
         call (the rest are regenerated block by block).
@@ -140,15 +139,25 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------- checks
 
+    _parameter_constraints = {
+        "C": [Interval("real", 0, None, closed="neither")],
+        "kernel": [Options("rbf", "laplacian")],
+        "gamma": KERNEL_CONSTRAINTS["gamma"],
+        "loss": [Options("hinge", "log_loss")],
+        "max_iter": [Interval("int", 1)],
+        "batch_size": [Interval("int", 1)],
+        "block_size": [Interval("int", 1)],
+        "eta0": [Interval("real", 0, None, closed="neither")],
+        "averaging": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "class_weight": [None, "dict", Options(*CLASS_WEIGHTS)],
+        "memory_budget": ["memory"],
+        "verbose": VERBOSE,
+        "random_state": ["random_state"],
+    }
+
     def _check_params(self):
-        check_float("C", self.C, min_value=0.0, strict=True)
-        check_option("kernel", self.kernel, ("rbf", "laplacian"))
-        check_option("loss", self.loss, ("hinge", "log_loss"))
-        check_int("max_iter", self.max_iter)
-        check_int("batch_size", self.batch_size)
-        check_int("block_size", self.block_size)
-        check_float("eta0", self.eta0, min_value=0.0, strict=True)
-        check_int("verbose", self.verbose, min_value=0)
+        validate_params(self)
 
     # ----------------------------------------------------------- frequencies
 

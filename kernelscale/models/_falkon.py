@@ -11,15 +11,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from .._validation import (
-    check_float,
-    check_int,
-    check_option,
-    resolve_dtype,
-    resolve_memory_budget,
-)
-from ..feature_maps._landmarks import SAMPLINGS, select_landmarks
-from ..kernels import make_kernel
+from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._validation import resolve_dtype, resolve_memory_budget
+from ..feature_maps import SAMPLINGS, select_landmarks
+from ..kernels import KERNEL_CONSTRAINTS, make_kernel
 from ..solvers import ChunkedKernelOperator, falkon, falkon_solve
 from ._chunked_fits import (
     MAP_SAMPLE_ROWS,
@@ -29,14 +24,11 @@ from ._chunked_fits import (
     chunked_source,
     source_classes,
 )
-from ._multiclass import (
-    ClassifierShell,
-    RegressorShell,
-    classifier_data,
-    plus_minus_targets,
-)
+from ._multiclass import CLASS_WEIGHT_DOC, classifier_data, plus_minus_targets
+from ._shells import ClassifierShell, RegressorShell
 
-__all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY"]
+__all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY",
+           "auto_n_components"]
 
 #: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
 #: restriction to m centres and CG's early stopping regularise too, so the
@@ -46,7 +38,7 @@ __all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY"]
 #: ``K(x, C) @ beta`` loses every digit.
 AUTO_PENALTY = 1e-6
 
-# n_centers="auto": FALKON's statistical rate needs O(sqrt(n) log n) centres; this
+# n_components="auto": FALKON's statistical rate needs O(sqrt(n) log n) centres; this
 # constant times that, at least this floor, capped so K(X, C) stays within the
 # memory budget and the O(m^3) factorisations stay affordable.
 _AUTO_CENTER_FACTOR = 7.0
@@ -54,8 +46,8 @@ _AUTO_CENTER_FLOOR = 1000
 _AUTO_CENTER_CAP = 10_000
 
 
-def auto_n_centers(n_samples, memory_budget, itemsize):
-    """The number of centres ``n_centers="auto"`` uses for ``n_samples`` rows.
+def auto_n_components(n_samples, memory_budget, itemsize):
+    """The number of centres ``n_components="auto"`` uses for ``n_samples`` rows.
 
     ``min(n, max(1000, min(7 sqrt(n) ln(n), 10000, m_fit)))`` where ``m_fit``
     is the most centres whose ``K(X, C)`` fits in ``memory_budget`` (so it is
@@ -67,21 +59,35 @@ def auto_n_centers(n_samples, memory_budget, itemsize):
 
 
 class _NystromKernelRidgeBase(BaseEstimator):
+    _parameter_constraints = {
+        **KERNEL_CONSTRAINTS,
+        "n_components": [Options("auto"), Interval("int", 1)],
+        "sampling": [Options(*SAMPLINGS)],
+        "alpha": [Options("auto"), Interval("real", 0, None, closed="neither")],
+        "max_iter": [Interval("int", 1)],
+        "tol": [Interval("real", 0)],
+        "preconditioner": ["boolean"],
+        "dtype": ["dtype"],
+        "memory_budget": ["memory"],
+        "random_state": ["random_state"],
+        "verbose": VERBOSE,
+    }
+
     def __init__(
-        self, *, n_centers="auto", centers="uniform", kernel="rbf", gamma="scale", degree=3,
-        coef0=0.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
+        self, *, n_components="auto", sampling="uniform", kernel="rbf", gamma="scale",
+        degree=3, coef0=0.0, kernel_params=None, alpha="auto", max_iter=50, tol=1e-3,
         preconditioner=True, dtype="float32", memory_budget=None, random_state=None,
         verbose=0,
     ):
-        self.n_centers = n_centers
-        self.centers = centers
+        self.n_components = n_components
+        self.sampling = sampling
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.alpha = alpha
-        self.maxiter = maxiter
+        self.max_iter = max_iter
         self.tol = tol
         self.preconditioner = preconditioner
         self.dtype = dtype
@@ -89,32 +95,26 @@ class _NystromKernelRidgeBase(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _n_centers(self, n_samples, budget, itemsize):
-        if isinstance(self.n_centers, str):
-            check_option("n_centers", self.n_centers, ("auto",))
-            return auto_n_centers(n_samples, budget, itemsize)
-        m = check_int("n_centers", self.n_centers, min_value=1)
+    def _n_components(self, n_samples, budget, itemsize):
+        if isinstance(self.n_components, str):
+            return auto_n_components(n_samples, budget, itemsize)
+        m = int(self.n_components)
         if m > n_samples:
             warnings.warn(
-                f"n_centers={m} is larger than n_samples={n_samples}; using all "
+                f"n_components={m} is larger than n_samples={n_samples}; using all "
                 f"{n_samples} samples as centres.", UserWarning, stacklevel=4,
             )
         return min(m, n_samples)
 
     def _alpha(self, weight_total):
         if isinstance(self.alpha, str):
-            check_option("alpha", self.alpha, ("auto",))
             return AUTO_PENALTY * weight_total
-        return check_float("alpha", self.alpha, min_value=0.0)
+        return float(self.alpha)
 
     def _solver_params(self):
-        check_option("centers", self.centers, SAMPLINGS)
-        if not isinstance(self.preconditioner, (bool, np.bool_)):
-            raise TypeError(f"preconditioner must be True or False, got {self.preconditioner!r}.")
-        return {"maxiter": check_int("maxiter", self.maxiter, min_value=1),
-                "tol": check_float("tol", self.tol, min_value=0.0),
-                "verbose": check_int("verbose", self.verbose, min_value=0),
-                "budget": resolve_memory_budget(self.memory_budget)}
+        validate_params(self)
+        return {"max_iter": int(self.max_iter), "tol": float(self.tol),
+                "verbose": int(self.verbose), "budget": resolve_memory_budget(self.memory_budget)}
 
     def _say(self, text):
         print(f"[{type(self).__name__}] {text}", flush=True)
@@ -128,18 +128,18 @@ class _NystromKernelRidgeBase(BaseEstimator):
         alpha = self._alpha(weight_total)
         kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
-        m = self._n_centers(X.shape[0], p["budget"], dtype.itemsize)
+        m = self._n_components(X.shape[0], p["budget"], dtype.itemsize)
         rng = check_random_state(self.random_state)
-        centers, indices = select_landmarks(X, m, self.centers, rng, kernel=kernel,
+        centers, indices = select_landmarks(X, m, self.sampling, rng, kernel=kernel,
                                             memory_budget=p["budget"])
         if p["verbose"]:
-            self._say(f"n={X.shape[0]} centres={m} ({self.centers}) alpha={alpha:.4g} "
+            self._say(f"n={X.shape[0]} centres={m} ({self.sampling}) alpha={alpha:.4g} "
                       f"targets={Y.shape[1]}; centres chosen in "
                       f"{time.perf_counter() - start:.2f} s")
         unit = np.all(sample_weight == 1.0)
         beta, info = falkon(
             X, Y, centers, kernel, alpha=alpha, center_indices=indices,
-            weights=None if unit else sample_weight, maxiter=p["maxiter"], tol=p["tol"],
+            weights=None if unit else sample_weight, max_iter=p["max_iter"], tol=p["tol"],
             preconditioner=self.preconditioner, dtype=dtype, memory_budget=p["budget"],
             verbose=p["verbose"], callback=callback,
         )
@@ -160,24 +160,24 @@ class _NystromKernelRidgeBase(BaseEstimator):
             n_rows = source.n_rows
         self.n_features_in_ = int(source.n_features)
         itemsize = np.dtype(self.dtype or np.float64).itemsize
-        m = self._n_centers(n_rows, p["budget"], itemsize)
+        m = self._n_components(n_rows, p["budget"], itemsize)
         X_sample, _ = source.head(max(MAP_SAMPLE_ROWS, 2 * m), self.random_state)
         dtype = resolve_dtype(self.dtype, X_sample.dtype)
         kernel = make_kernel(self.kernel, X_sample, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
         rng = check_random_state(self.random_state)
-        centers, _ = select_landmarks(X_sample, m, self.centers, rng, kernel=kernel,
+        centers, _ = select_landmarks(X_sample, m, self.sampling, rng, kernel=kernel,
                                       memory_budget=p["budget"])
         operator = ChunkedKernelOperator(source, encoder, centers, kernel, dtype, p["budget"])
         rhs, weight_total = operator.targets()
         alpha = self._alpha(weight_total)
         if p["verbose"]:
-            self._say(f"n={n_rows} (chunked) centres={m} ({self.centers}, from "
+            self._say(f"n={n_rows} (chunked) centres={m} ({self.sampling}, from "
                       f"{X_sample.shape[0]} sampled rows) alpha={alpha:.4g}")
         K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=p["budget"])
         beta, info = falkon_solve(
             operator, K_mm, rhs / weight_total, lam=alpha / weight_total,
-            weight_total=weight_total, maxiter=p["maxiter"], tol=p["tol"],
+            weight_total=weight_total, max_iter=p["max_iter"], tol=p["tol"],
             preconditioner=self.preconditioner, dtype=dtype, verbose=p["verbose"],
             callback=callback)
         self._set_solution(centers, None, beta, info, alpha, kernel, dtype, p, start)
@@ -186,16 +186,16 @@ class _NystromKernelRidgeBase(BaseEstimator):
     def _set_solution(self, centers, indices, beta, info, alpha, kernel, dtype, p, start):
         if not info["converged"]:
             warnings.warn(
-                f"Conjugate gradient stopped at maxiter={p['maxiter']} with relative residual "
-                f"{info['residuals'][-1].max():.2e} > tol={p['tol']:g}; increase maxiter or tol "
+                f"Conjugate gradient stopped at max_iter={p['max_iter']} with relative residual "
+                f"{info['residuals'][-1].max():.2e} > tol={p['tol']:g}; increase max_iter or tol "
                 "(a few tens of iterations usually reach the best test accuracy).",
                 ConvergenceWarning, stacklevel=4,
             )
-        self.centers_ = np.asarray(centers, dtype=dtype)
-        self.center_indices_ = indices
+        self.components_ = np.asarray(centers, dtype=dtype)
+        self.component_indices_ = indices
         self.dual_coef_ = beta.T.copy()
         self.alpha_ = alpha
-        self.n_centers_ = centers.shape[0]
+        self.n_components_ = centers.shape[0]
         self.n_iter_ = info["n_iter"]
         self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], beta.shape[1])
         self.kernel_ = kernel
@@ -204,8 +204,8 @@ class _NystromKernelRidgeBase(BaseEstimator):
                       f"({self.n_iter_} CG iterations)")
 
     def _raw_scores(self, X, budget):
-        return self.kernel_.expand(X, self.centers_, self.dual_coef_.T,
-                                   dtype=self.centers_.dtype, memory_budget=budget)
+        return self.kernel_.expand(X, self.components_, self.dual_coef_.T,
+                                   dtype=self.components_.dtype, memory_budget=budget)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -213,14 +213,16 @@ class _NystromKernelRidgeBase(BaseEstimator):
         return tags
 
 
-_PARAMS_DOC = """n_centers : int or "auto", default="auto"
-        Number of Nystrom centres m. "auto" uses ``7 sqrt(n) ln(n)`` (FALKON's
-        ``O(sqrt(n) log n)``), at least 1000, at most 10,000 and at most what
-        keeps ``K(X, C)`` within ``memory_budget``, never more than n. m = n
-        with a tiny ``tol`` is exact kernel ridge regression.
-    centers : {"uniform", "leverage", "kmeans"}, default="uniform"
-        How centres are chosen (the Nystrom landmark samplers): uniformly,
-        by approximate ridge leverage scores, or as k-means centroids.
+_PARAMS_DOC = """n_components : int or "auto", default="auto"
+        Number of Nystrom centres m (the size of the approximation). "auto"
+        uses ``7 sqrt(n) ln(n)`` (FALKON's ``O(sqrt(n) log n)``), at least
+        1000, at most 10,000 and at most what keeps ``K(X, C)`` within
+        ``memory_budget``, never more than n. m = n with a tiny ``tol`` is
+        exact kernel ridge regression.
+    sampling : {"uniform", "leverage", "kmeans"}, default="uniform"
+        How centres are chosen (the Nystrom landmark samplers, the same name
+        as :class:`Nystroem`'s): uniformly, by approximate ridge leverage
+        scores, or as k-means centroids.
     kernel : str or callable, default="rbf"
         "linear", "polynomial", "rbf", "laplacian" or a callable.
     gamma : {"scale", "auto"} or float, default="scale"
@@ -234,7 +236,7 @@ _PARAMS_DOC = """n_centers : int or "auto", default="auto"
         is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
         early stopping regularise too, yet well above float32 round-off;
         noisy targets want more (a9a: ``1e-4 n``).
-    maxiter : int, default=50
+    max_iter : int, default=50
         Most CG iterations; each is one pass over ``K(X, C)``.
     tol : float, default=1e-3
         Stop when every target's relative residual (of the preconditioned
@@ -253,14 +255,17 @@ _PARAMS_DOC = """n_centers : int or "auto", default="auto"
     verbose : int, default=0
         Print the centres, alpha, and each CG iteration's residual and time."""
 
-_ATTRS_DOC = """centers_ : ndarray of shape (n_centers_, n_features_in_)
-    center_indices_ : ndarray of shape (n_centers_,) or None
+_ATTRS_DOC = """components_ : ndarray of shape (n_components_, n_features_in_)
+        The centres (named as :class:`Nystroem` names its landmarks).
+    component_indices_ : ndarray of shape (n_components_,) or None
         Rows of the training data the centres are (None for k-means centres).
-    dual_coef_ : ndarray of shape (n_targets, n_centers_)
-        Predictions are ``K(X, centers_) @ dual_coef_.T``.
+    dual_coef_ : ndarray of shape (n_targets, n_components_)
+        Predictions are ``K(X, components_) @ dual_coef_.T``.
+    kernel_ : kernelscale.kernels.Kernel
+        The kernel, its parameters resolved.
     alpha_ : float
         The penalty used.
-    n_centers_ : int
+    n_components_ : int
     n_iter_ : int
         CG iterations run.
     residuals_ : ndarray of shape (n_iter_, n_targets)
@@ -293,7 +298,7 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
     >>> from kernelscale import NystromKernelRidge
     >>> X = np.linspace(0, 6, 500)[:, None]
     >>> y = np.sin(X).ravel()
-    >>> reg = NystromKernelRidge(n_centers=50, gamma=1.0, random_state=0).fit(X, y)
+    >>> reg = NystromKernelRidge(n_components=50, gamma=1.0, random_state=0).fit(X, y)
     >>> float(np.abs(reg.predict(X) - y).max()) < 0.05
     True
     """
@@ -327,9 +332,7 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
     Parameters
     ----------
     """ + _PARAMS_DOC + """
-    class_weight : dict, "balanced" or None, default=None
-        Multiplies sample weights by class; "balanced" uses
-        ``n_samples / (n_classes * count(class))``.
+    """ + CLASS_WEIGHT_DOC + """
 
     Attributes
     ----------
@@ -341,20 +344,24 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
     >>> from sklearn.datasets import make_moons
     >>> from kernelscale import NystromKernelRidgeClassifier
     >>> X, y = make_moons(n_samples=1000, noise=0.1, random_state=0)
-    >>> clf = NystromKernelRidgeClassifier(n_centers=100, gamma=2.0, random_state=0)
+    >>> clf = NystromKernelRidgeClassifier(n_components=100, gamma=2.0, random_state=0)
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
 
+    _parameter_constraints = {**_NystromKernelRidgeBase._parameter_constraints,
+                              "class_weight": [None, "dict", Options("balanced")]}
+
     def __init__(
-        self, *, n_centers="auto", centers="uniform", kernel="rbf", gamma="scale", degree=3,
-        coef0=0.0, kernel_params=None, alpha="auto", maxiter=50, tol=1e-3,
+        self, *, n_components="auto", sampling="uniform", kernel="rbf", gamma="scale", degree=3,
+        coef0=0.0, kernel_params=None, alpha="auto", max_iter=50, tol=1e-3,
         preconditioner=True, class_weight=None, dtype="float32", memory_budget=None,
         random_state=None, verbose=0,
     ):
         super().__init__(
-            n_centers=n_centers, centers=centers, kernel=kernel, gamma=gamma, degree=degree,
-            coef0=coef0, kernel_params=kernel_params, alpha=alpha, maxiter=maxiter, tol=tol,
+            n_components=n_components, sampling=sampling, kernel=kernel, gamma=gamma,
+            degree=degree, coef0=coef0, kernel_params=kernel_params, alpha=alpha,
+            max_iter=max_iter, tol=tol,
             preconditioner=preconditioner, dtype=dtype, memory_budget=memory_budget,
             random_state=random_state, verbose=verbose,
         )
@@ -369,7 +376,7 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
         {data}
         callback : callable, default=None
             ``callback(iteration, beta)`` after each CG iteration, with the
-            current coefficients (shape (n_centers_, n_targets)); for studying
+            current coefficients (shape (n_components_, n_targets)); for studying
             convergence.
 
         Returns

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 
@@ -12,12 +11,12 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
+from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
 from .._validation import (
-    check_float,
-    check_int,
-    check_option,
     check_sample_weight,
     check_X_y,
+    effective_n_jobs,
+    random_seed,
     resolve_memory_budget,
 )
 from ..solvers import (
@@ -28,9 +27,18 @@ from ..solvers import (
     weighted_gram,
 )
 from ._chunked_fits import chunked_fit_doc, chunked_source, fit_svm_chunked
-from ._multiclass import ClassifierShell, base_weights, encode_labels, linear_scores, ovr_targets
+from ._multiclass import (
+    BINARY_CLASS_WEIGHT_DOC,
+    CLASS_WEIGHTS,
+    base_weights,
+    encode_labels,
+    linear_scores,
+    ovr_targets,
+)
+from ._shells import ClassifierShell
 
-__all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator"]
+__all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator", "check_svm_params",
+           "SVM_CONSTRAINTS"]
 
 LOSSES = ("hinge", "squared_hinge")
 SOLVERS = ("auto", "newton", "lbfgs", "dual_cd", "subgradient")
@@ -46,10 +54,25 @@ _NEWTON_MAX_FEATURES = 4096
 _DUAL_CD_ROWS_PER_FEATURE = 20
 
 
+#: The parameters every linear-SVM estimator shares (LinearSVC, ApproxKernelSVC).
+SVM_CONSTRAINTS = {
+    "C": [Interval("real", 0, None, closed="neither")],
+    "loss": [Options(*LOSSES)],
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval("real", 0, None, closed="neither")],
+    "class_weight": [None, "dict", Options(*CLASS_WEIGHTS)],
+    "tol": [Interval("real", 0, None, closed="neither")],
+    "max_iter": [Interval("int", 1)],
+    "solver": [Options(*SOLVERS)],
+    "n_jobs": N_JOBS,
+    "memory_budget": ["memory"],
+    "verbose": VERBOSE,
+    "random_state": ["random_state"],
+}
+
+
 def resolve_solver(solver, loss, Z):
     """The concrete solver for ``solver="auto"`` and a check of the combination."""
-    solver = check_option("solver", solver, SOLVERS)
-    loss = check_option("loss", loss, LOSSES)
     if solver == "auto":
         if loss == "hinge" or Z.shape[0] < _DUAL_CD_ROWS_PER_FEATURE * Z.shape[1]:
             return "dual_cd"
@@ -134,8 +157,8 @@ def fit_linear_svm(
         hessians = _shared_hessians(Z, problems, weights * C, bias, memory_budget)
         results = [_solve_one(Z, p[0], penalties(*p), hessian_all=H, callback=report(k), **common)
                    for k, (p, H) in enumerate(zip(problems, hessians))]
-    elif solver == "dual_cd" and len(problems) > 1:
-        jobs = n_jobs if n_jobs is not None else min(len(problems), os.cpu_count() or 1)
+    elif solver == "dual_cd" and len(problems) > 1 and effective_n_jobs(n_jobs) > 1:
+        jobs = min(len(problems), effective_n_jobs(n_jobs))
         results = Parallel(n_jobs=jobs, prefer="threads")(
             delayed(_solve_one)(Z, p[0], penalties(*p), **common) for p in problems)
     else:
@@ -147,13 +170,23 @@ def fit_linear_svm(
         print(f"[{name}] {len(problems)} problem(s) solved by {solver} in "
               f"{time.perf_counter() - start:.2f}s, iterations {n_iter.tolist()}", flush=True)
     if not all(converged for _, _, converged in results):
-        warnings.warn(
-            f"{name} did not converge within max_iter={max_iter} (solver={solver!r}); "
-            "increase max_iter, loosen tol, or use loss='squared_hinge' with the Newton solver.",
-            ConvergenceWarning, stacklevel=3,
-        )
+        warnings.warn(f"{name} did not converge within max_iter={max_iter} (solver={solver!r}, "
+                      f"loss={loss!r}); {_advice(solver, loss)}", ConvergenceWarning,
+                      stacklevel=3)
     d = Z.shape[1]
     return W[:, :d], bias * W[:, d], n_iter
+
+
+def _advice(solver, loss):
+    """What to do about a solver that stopped early: only advice true for these parameters."""
+    if solver == "subgradient":
+        return "the subgradient solver is offered for comparison only; use solver='auto'."
+    if solver == "dual_cd" and loss == "hinge":
+        return ("increase max_iter or tol, or use loss='squared_hinge', whose Newton solver "
+                "converges in a few iterations.")
+    if solver == "dual_cd":
+        return "increase max_iter or tol, or use solver='newton' (exact, a few iterations)."
+    return "increase max_iter or tol."
 
 
 def fit_svm_estimator(est, X, y, sample_weight, features):
@@ -178,27 +211,22 @@ def fit_svm_estimator(est, X, y, sample_weight, features):
         loss=params["loss"], solver=params["solver"], bias=params["bias"],
         tol=params["tol"], max_iter=params["max_iter"], n_jobs=est.n_jobs,
         memory_budget=resolve_memory_budget(est.memory_budget),
-        seed=_seed(est.random_state), verbose=est.verbose, name=type(est).__name__,
+        seed=random_seed(est.random_state), verbose=est.verbose, name=type(est).__name__,
     )
     est.n_iter_ = int(n_iter.max())
     return est
 
 
 def check_svm_params(est):
-    """Validate the parameters shared by the SVM estimators; return them resolved."""
-    return {
-        "C": check_float("C", est.C, min_value=0.0, strict=True),
-        "loss": check_option("loss", est.loss, LOSSES),
-        "solver": check_option("solver", est.solver, SOLVERS),
-        "tol": check_float("tol", est.tol, min_value=0.0, strict=True),
-        "max_iter": check_int("max_iter", est.max_iter, min_value=1),
-        "bias": (check_float("intercept_scaling", est.intercept_scaling, min_value=0.0,
-                             strict=True) if est.fit_intercept else 0.0),
-    }
+    """Validate the estimator's parameters (its constraint table); return the solver's."""
+    validate_params(est)
+    return {"C": float(est.C), "loss": est.loss, "solver": est.solver, "tol": float(est.tol),
+            "max_iter": int(est.max_iter),
+            "bias": float(est.intercept_scaling) if est.fit_intercept else 0.0}
 
 
 class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
-    """Linear support vector classifier with Newton, dual coordinate descent and L-BFGS solvers.
+    __doc__ = """Linear support vector classifier (Newton, dual coordinate descent, L-BFGS).
 
     Minimises ``1/2 ||w||^2 + sum_i C_i loss(y_i (w . x_i + b))`` with
     ``C_i = C * class_weight * sample_weight``. As in LIBLINEAR (and scikit-learn's
@@ -215,9 +243,7 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1.0
         Value of the constant feature carrying the intercept.
-    class_weight : dict, "balanced" or None, default=None
-        Per-class multipliers of C; "balanced" equalises the total weight of the
-        two sides of every (one-vs-rest) binary problem.
+    """ + BINARY_CLASS_WEIGHT_DOC + """
     tol : float, default=1e-4
         Stopping tolerance: relative gradient norm (Newton, L-BFGS), spread of
         projected gradients or relative duality gap, whichever is first (dual
@@ -236,8 +262,9 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         squared hinge with up to 4096 features, L-BFGS (dense) or dual CD
         (sparse) above.
     n_jobs : int, default=None
-        Threads for one-vs-rest problems solved by dual CD (None: one per core).
-        Newton and L-BFGS use multi-threaded BLAS instead.
+        Threads for one-vs-rest problems solved by dual CD: None means 1 (as in
+        scikit-learn), -1 every core. Newton and L-BFGS use multi-threaded BLAS
+        whatever ``n_jobs`` is.
     memory_budget : int, default=None
         Bytes for row-block temporaries; None uses :func:`kernelscale.get_config`.
     verbose : int, default=0
@@ -272,6 +299,8 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     >>> clf.score(X, y) > 0.9
     True
     """
+
+    _parameter_constraints = SVM_CONSTRAINTS
 
     def __init__(
         self, *, C=1.0, loss="squared_hinge", fit_intercept=True, intercept_scaling=1.0,
@@ -312,10 +341,3 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def _seed(random_state):
-    """An int seed for the numba solvers from a ``random_state`` parameter."""
-    from sklearn.utils import check_random_state
-
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))

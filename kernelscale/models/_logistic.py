@@ -9,21 +9,18 @@ from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .._validation import (
-    check_float,
-    check_int,
-    check_option,
-    resolve_memory_budget,
-)
+from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._validation import resolve_memory_budget
 from ..solvers import LogisticProblem, fit_logistic
 from ..sources import dask_method, is_dask_array
-from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._chunked_fits import (
     chunked_fit_doc,
     chunked_source,
     fit_logistic_chunked,
 )
-from ._multiclass import ClassifierShell, classifier_data
+from ._multiclass import classifier_data
+from ._shells import ClassifierShell
 
 __all__ = ["KernelLogisticRegression"]
 
@@ -44,7 +41,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
     C : float, default=1.0
         Inverse regularisation strength: ``C sum_i s_i loss_i + ||w||^2 / 2``,
         as in :class:`sklearn.linear_model.LogisticRegression`.
-    multi_class : {"multinomial", "ovr"}, default="multinomial"
+    multiclass : {"multinomial", "ovr"}, default="multinomial"
         Softmax over all classes, or one binary problem per class (the
         probabilities then normalised). Two classes always use one binary problem.
     solver : {"lbfgs", "newton-cg"}, default="lbfgs"
@@ -82,9 +79,21 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
     (2, 2)
     """
 
+    _parameter_constraints = {
+        **APPROX_CONSTRAINTS,
+        "C": [Interval("real", 0, None, closed="neither")],
+        "multiclass": [Options("multinomial", "ovr")],
+        "solver": [Options("lbfgs", "newton-cg")],
+        "fit_intercept": ["boolean"],
+        "class_weight": [None, "dict", Options("balanced")],
+        "tol": [Interval("real", 0, None, closed="neither")],
+        "max_iter": [Interval("int", 1)],
+        "verbose": VERBOSE,
+    }
+
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
-        degree=3, coef0=0.0, C=1.0, multi_class="multinomial", solver="lbfgs",
+        degree=3, coef0=0.0, C=1.0, multiclass="multinomial", solver="lbfgs",
         fit_intercept=True, class_weight=None, tol=1e-4, max_iter=500, dtype="float32",
         memory_budget=None, verbose=0, random_state=None,
     ):
@@ -95,7 +104,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         self.degree = degree
         self.coef0 = coef0
         self.C = C
-        self.multi_class = multi_class
+        self.multiclass = multiclass
         self.solver = solver
         self.fit_intercept = fit_intercept
         self.class_weight = class_weight
@@ -118,14 +127,12 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         -------
         self : KernelLogisticRegression
         """
-        C = check_float("C", self.C, min_value=0.0, strict=True)
-        multi_class = check_option("multi_class", self.multi_class, ("multinomial", "ovr"))
-        solver = check_option("solver", self.solver, ("lbfgs", "newton-cg"))
-        tol = check_float("tol", self.tol, min_value=0.0, strict=True)
-        max_iter = check_int("max_iter", self.max_iter, min_value=1)
+        validate_params(self)
+        C, multiclass, solver = float(self.C), self.multiclass, self.solver
+        tol, max_iter = float(self.tol), int(self.max_iter)
         source = chunked_source(self, X, y, sample_weight)
         if source is not None:
-            return fit_logistic_chunked(self, source, C=C, multi_class=multi_class, tol=tol,
+            return fit_logistic_chunked(self, source, C=C, multiclass=multiclass, tol=tol,
                                         max_iter=max_iter)
         X, y_index, weights = classifier_data(self, X, y, sample_weight)
         budget = resolve_memory_budget(self.memory_budget)
@@ -133,7 +140,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         n_classes = len(self.classes_)
         if n_classes == 2:
             problems = [(np.where(y_index == 1, 1.0, -1.0), 1)]
-        elif multi_class == "multinomial":
+        elif multiclass == "multinomial":
             problems = [(y_index, n_classes)]
         else:
             problems = [(np.where(y_index == c, 1.0, -1.0), 1) for c in range(n_classes)]
@@ -157,7 +164,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         self.coef_ = np.vstack(coefs)
         self.intercept_ = np.concatenate(intercepts)
         self.n_iter_ = max(iters)
-        self._multinomial = n_classes > 2 and multi_class == "multinomial"
+        self._multinomial = n_classes > 2 and multiclass == "multinomial"
         return self
 
     def predict_proba(self, X):

@@ -1,10 +1,16 @@
-"""Labels, class weights and one-vs-rest problems shared by the classifiers.
+"""Labels, class weights and the binary problems shared by the classifiers.
 
-One-vs-rest (seed 002) splits K classes into K binary problems "class c vs the
-rest". Each problem is then imbalanced (1 : K-1); ``class_weight="balanced"``
-here balances *each binary problem* (positives and negatives carry equal total
-weight), which also puts the K decision functions on a comparable scale. This
-differs from LIBLINEAR / scikit-learn, which only reweight the positive class.
+``class_weight`` has two balancing modes, one name each, the same in every
+estimator that offers them:
+
+- ``"balanced"`` is scikit-learn's: class ``c`` weighs ``n / (n_classes n_c)``,
+  so every class carries the same total weight (all classifiers).
+- ``"balanced_binary"`` (the SVMs, which train binary problems) balances *each
+  binary problem* instead: in "class c vs the rest" (one-vs-rest, seed 002) or
+  "class i vs class j" (one-vs-one) both sides carry equal total weight. For
+  two classes the modes coincide; with one-vs-rest they differ (the positive
+  side is 1 : K-1 under "balanced"), and "balanced_binary" also puts the K
+  decision functions on a comparable scale.
 """
 
 from __future__ import annotations
@@ -13,23 +19,32 @@ import numbers
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
 from .._validation import (
     check_sample_weight,
-    check_X,
     check_X_y,
     iter_row_blocks,
-    resolve_memory_budget,
 )
-from ..sources import dask_method, is_dask_array
 
 __all__ = [
     "encode_labels", "base_weights", "class_factors", "balanced_class_factors",
-    "class_balanced_weights", "plus_minus_targets",
-    "ovr_targets", "balanced_factors", "linear_scores", "fitted_scores",
-    "ClassifierShell", "RegressorShell", "classifier_data",
+    "plus_minus_targets", "ovr_targets", "balanced_factors", "linear_scores",
+    "classifier_data", "CLASS_WEIGHTS", "CLASS_WEIGHT_DOC", "BINARY_CLASS_WEIGHT_DOC",
 ]
+
+#: the class_weight strings: scikit-learn's "balanced", and per-binary-problem balancing
+CLASS_WEIGHTS = ("balanced", "balanced_binary")
+
+CLASS_WEIGHT_DOC = """class_weight : dict, "balanced" or None, default=None
+        Multiplies the sample weights by class; "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn."""
+
+BINARY_CLASS_WEIGHT_DOC = """class_weight : dict, "balanced", "balanced_binary" or None, \
+default=None
+        Multiplies C per class. "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn; "balanced_binary"
+        equalises the two sides of every binary problem instead (one-vs-rest or
+        one-vs-one), which also puts one-vs-rest scores on a comparable scale."""
 
 
 def encode_labels(y):
@@ -45,17 +60,22 @@ def encode_labels(y):
 
 
 def base_weights(class_weight, classes, y_index, sample_weight):
-    """Per-sample weights from ``sample_weight`` and a dict ``class_weight``.
+    """Per-sample weights from ``sample_weight`` and ``class_weight``.
 
-    Returns ``(weights, balanced)``; ``balanced`` is True for ``"balanced"``, which
-    is applied per binary problem by :func:`ovr_targets`.
+    Returns ``(weights, per_problem)``: ``per_problem`` is True for
+    ``"balanced_binary"``, which :func:`ovr_targets` (or the one-vs-one pairs)
+    apply to each binary problem; ``"balanced"`` is applied here, to the classes.
     """
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        counts = np.bincount(y_index, weights=sample_weight, minlength=len(classes))
+        return sample_weight * balanced_class_factors(counts)[y_index], False
     factors = class_factors(class_weight, classes)
-    return sample_weight * factors[y_index], isinstance(class_weight, str)
+    per_problem = isinstance(class_weight, str) and class_weight == "balanced_binary"
+    return sample_weight * factors[y_index], per_problem
 
 
 def class_factors(class_weight, classes):
-    """Per-class multipliers of a dict ``class_weight`` (ones for None and "balanced").
+    """Per-class multipliers of a dict ``class_weight`` (ones for None and the strings).
 
     Raises for an unknown string, a label not in ``classes`` or a negative weight.
     """
@@ -63,10 +83,10 @@ def class_factors(class_weight, classes):
     if class_weight is None:
         return factors
     if isinstance(class_weight, str):
-        if class_weight != "balanced":
+        if class_weight not in CLASS_WEIGHTS:
             raise ValueError(
-                f"Unknown class_weight={class_weight!r}; expected None, 'balanced' or a "
-                "dict {label: weight}."
+                f"Unknown class_weight={class_weight!r}; expected None, 'balanced', "
+                "'balanced_binary' (the SVMs) or a dict {label: weight}."
             )
         return factors
     if not isinstance(class_weight, dict):
@@ -93,22 +113,13 @@ def classifier_data(estimator, X, y, sample_weight):
     """Validate ``X, y``, set ``classes_``; return ``(X, y_index, weights)``.
 
     The weights are ``sample_weight`` times ``estimator.class_weight`` (see
-    :func:`class_balanced_weights`).
+    :func:`base_weights`).
     """
     X, y = check_X_y(estimator, X, y)
     estimator.classes_, y_index = encode_labels(y)
-    weights = class_balanced_weights(estimator.class_weight, estimator.classes_, y_index,
-                                     check_sample_weight(sample_weight, len(y)))
+    weights, _ = base_weights(estimator.class_weight, estimator.classes_, y_index,
+                              check_sample_weight(sample_weight, len(y)))
     return X, y_index, weights
-
-
-def class_balanced_weights(class_weight, classes, y_index, sample_weight):
-    """Sample weights times class weights; "balanced" equalises the classes' totals."""
-    if isinstance(class_weight, str) and class_weight == "balanced":
-        counts = np.bincount(y_index, weights=sample_weight, minlength=len(classes))
-        return sample_weight * balanced_class_factors(counts)[y_index]
-    weights, _ = base_weights(class_weight, classes, y_index, sample_weight)
-    return weights
 
 
 def plus_minus_targets(y_index, n_classes):
@@ -121,10 +132,10 @@ def plus_minus_targets(y_index, n_classes):
 
 
 def ovr_targets(y_index, n_classes, weights, balanced):
-    """Yield ``(y_pm, f_pos, f_neg)`` for each binary problem (one if two classes).
+    """Yield ``(y_pm, f_pos, f_neg)`` for each one-vs-rest problem (one if two classes).
 
     Row i of a problem weighs ``weights_i * (f_pos if y_pm_i > 0 else f_neg)``;
-    the factors are 1 unless ``balanced``.
+    the factors are 1 unless ``balanced`` (``class_weight="balanced_binary"``).
     """
     positives = [1] if n_classes == 2 else range(n_classes)
     for c in positives:
@@ -152,81 +163,3 @@ def linear_scores(Z, coef, intercept, memory_budget):
         out[start:stop] = Z[start:stop] @ coef_t
     out += intercept
     return out
-
-
-def fitted_scores(estimator, X):
-    """Check that ``estimator`` is fitted, validate ``X``, return its raw score matrix."""
-    check_is_fitted(estimator)
-    X = check_X(estimator, X, reset=False)
-    return estimator._raw_scores(X, resolve_memory_budget(estimator.memory_budget))
-
-
-class ClassifierShell:
-    """``predict`` and ``decision_function`` for classifiers with ``_raw_scores(X)``."""
-
-    def decision_function(self, X):
-        """Confidence scores, one column per class (one column for two classes).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-            For two classes, positive scores favour ``classes_[1]``.
-        """
-        if is_dask_array(X):
-            return dask_method(self, "decision_function", X)
-        scores = fitted_scores(self, X)
-        return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Predict class labels (the type of the training labels).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        if is_dask_array(X):
-            return dask_method(self, "predict", X)
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-
-class RegressorShell:
-    """Targets in, ``predict`` out, for regressors with ``_raw_scores(X)`` (multi-output)."""
-
-    def _regression_data(self, X, y, sample_weight):
-        """Validate; return ``(X, Y, weights)`` with ``Y`` of shape (n_samples, n_targets)."""
-        X, y = check_X_y(self, X, y, multi_output=True, y_numeric=True)
-        self._single_target = y.ndim == 1
-        return (X, np.asarray(y, float).reshape(len(y), -1),
-                check_sample_weight(sample_weight, len(y)))
-
-    def predict(self, X):
-        """Predict targets.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        if is_dask_array(X):
-            return dask_method(self, "predict", X)
-        out = fitted_scores(self, X)
-        return out.ravel() if self._single_target else out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags

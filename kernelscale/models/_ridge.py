@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from .._validation import (
-    check_float,
-    resolve_memory_budget,
-)
+from .._constraints import Interval, Options, validate_params
+from .._validation import resolve_memory_budget
 from ..solvers import RidgeStatistics, accumulate, solve_ridge
-from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._chunked_fits import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
-from ._multiclass import (
-    ClassifierShell,
-    RegressorShell,
-    classifier_data,
-    plus_minus_targets,
-)
+from ._multiclass import CLASS_WEIGHT_DOC, classifier_data, plus_minus_targets
+from ._shells import ClassifierShell, RegressorShell
 
 __all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier"]
 
 
 class _RidgeBase(ApproxKernelMixin, BaseEstimator):
+    _parameter_constraints = {
+        **APPROX_CONSTRAINTS,
+        "alpha": [Interval("real", 0)],
+        "fit_intercept": ["boolean"],
+    }
+
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
         degree=3, coef0=0.0, alpha=1.0, fit_intercept=True, dtype="float32",
@@ -40,7 +40,9 @@ class _RidgeBase(ApproxKernelMixin, BaseEstimator):
         self.random_state = random_state
 
     def _alpha(self):
-        return check_float("alpha", self.alpha, min_value=0.0)
+        """Validate every parameter; return the penalty."""
+        validate_params(self)
+        return float(self.alpha)
 
     def _solve(self, X, Y, sample_weight):
         alpha = self._alpha()
@@ -158,9 +160,7 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
     Parameters
     ----------
     """ + _RIDGE_DOC + """
-    class_weight : dict, "balanced" or None, default=None
-        Multiplies sample weights by class; "balanced" uses
-        ``n_samples / (n_classes * count(class))``.
+    """ + CLASS_WEIGHT_DOC + """
 
     Attributes
     ----------
@@ -179,6 +179,9 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
+
+    _parameter_constraints = {**_RidgeBase._parameter_constraints,
+                              "class_weight": [None, "dict", Options("balanced")]}
 
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from .._validation import resolve_memory_budget
+from .._validation import random_seed, resolve_memory_budget
 from ..solvers import SGDState, asgd_pass
-from ._approx import APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._chunked_fits import chunked_fit_doc, partial_targets
-from ._linear_svm import _seed, check_svm_params, fit_svm_estimator
-from ._multiclass import ClassifierShell
+from ._linear_svm import SVM_CONSTRAINTS, check_svm_params, fit_svm_estimator
+from ._multiclass import BINARY_CLASS_WEIGHT_DOC
+from ._shells import ClassifierShell
 
 __all__ = ["ApproxKernelSVC"]
 
@@ -37,14 +38,13 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1.0
-    class_weight : dict, "balanced" or None, default=None
-        "balanced" equalises both sides of every one-vs-rest problem.
+    """ + BINARY_CLASS_WEIGHT_DOC + """
     tol : float, default=1e-4
     max_iter : int, default=1000
     solver : {"auto", "newton", "lbfgs", "dual_cd", "subgradient"}, default="auto"
         See :class:`LinearSVC`.
     n_jobs : int, default=None
-        Threads for one-vs-rest problems solved by dual CD.
+        Threads for one-vs-rest problems solved by dual CD (None: 1, -1: every core).
     memory_budget : int, default=None
         Bytes for row-block temporaries (features at predict time included).
     verbose : int, default=0
@@ -76,6 +76,8 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
     >>> clf.score(X, y) > 0.95
     True
     """
+
+    _parameter_constraints = {**APPROX_CONSTRAINTS, **SVM_CONSTRAINTS}
 
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
@@ -123,7 +125,7 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         n_rows = X.n_samples if hasattr(X, "n_samples") else (
             X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0])
         self._partial = SGDState.from_weights(W, n_rows)
-        self._rng = np.random.default_rng(_seed(self.random_state))
+        self._rng = np.random.default_rng(random_seed(self.random_state))
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -154,7 +156,7 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
             width = self.feature_map_.transform(X[:1]).shape[1]
             self._partial = SGDState(width, Y.shape[1])
         if not hasattr(self, "_rng"):
-            self._rng = np.random.default_rng(_seed(self.random_state))
+            self._rng = np.random.default_rng(random_seed(self.random_state))
         for start, stop, Z in self._mapped_blocks(X, budget):
             asgd_pass(self._partial, Z, Y[start:stop], S[start:stop], C=params["C"],
                       loss=params["loss"], bias=params["bias"], batch_size=_SGD_BATCH,

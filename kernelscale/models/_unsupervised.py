@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    ClusterMixin,
+    TransformerMixin,
+)
 from sklearn.cluster import KMeans
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import (
-    check_int,
-    check_sample_weight,
-    check_X,
-    resolve_memory_budget,
-)
+from .._constraints import Interval, Options, validate_params
+from .._validation import check_sample_weight, check_X, resolve_memory_budget
 from ..solvers import accumulate, chunked_kmeans
 from ..sources import dask_method, is_dask_array
-from ._approx import ApproxKernelMixin
+from ._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
 from ._chunked_fits import (
     MAP_SAMPLE_ROWS,
     chunked_source,
@@ -26,11 +28,11 @@ from ._chunked_fits import (
 
 __all__ = ["ApproxKernelPCA", "ApproxKernelKMeans"]
 
-_MAP_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
+_MAP_DOC = """feature_map : str or transformer, default="nystroem"
         A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` or any
         transformer (cloned; the map parameters below are then ignored).
-    map_components : int, default=1000
-        Size of the feature map (landmarks for Nystroem).
+    {size} : int, default=1000
+        Size of the feature map (landmarks for Nystroem){why}.
     kernel : str, default="rbf"
     gamma : {"scale", "auto"} or float, default="scale"
     degree : int, default=3
@@ -39,9 +41,7 @@ _MAP_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
         dtype of the mapped features."""
 
 
-class _MappedUnsupervised(ApproxKernelMixin, BaseEstimator):
-    _map_size_param = "map_components"
-
+class _MappedUnsupervised(ClassNamePrefixFeaturesOutMixin, ApproxKernelMixin, BaseEstimator):
     def _map(self, X):
         """Validated, mapped ``X`` for a fitted estimator, in row blocks."""
         check_is_fitted(self)
@@ -67,7 +67,9 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
     ----------
     n_components : int, default=2
         Principal components kept (at most the map's output width).
-    """ + _MAP_PARAMS_DOC + """
+    """ + _MAP_DOC.replace("{size}", "map_components").replace("{why}", (
+        "; the one estimator where it is not ``n_components``, which here is, as "
+        "in scikit-learn's KernelPCA, the number of principal components")) + """
     memory_budget : int, default=None
         Bytes for row-block temporaries.
     random_state : int, RandomState instance or None, default=None
@@ -95,6 +97,15 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
     >>> pca.fit_transform(X).shape
     (400, 2)
     """
+
+    # scikit-learn's n_components (the principal components) takes the usual name of
+    # the map's size, which is map_components here
+    _map_size_param = "map_components"
+    _parameter_constraints = {
+        **{k: v for k, v in APPROX_CONSTRAINTS.items() if k != "n_components"},
+        "n_components": [Interval("int", 1)],
+        "map_components": [Interval("int", 1)],
+    }
 
     def __init__(
         self, n_components=2, *, feature_map="nystroem", map_components=1000, kernel="rbf",
@@ -143,8 +154,13 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
         Z = self._fit(X)
         return self._project(Z)
 
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
     def _fit(self, X):
-        k = check_int("n_components", self.n_components, min_value=1)
+        validate_params(self)
+        k = int(self.n_components)
         source = chunked_source(self, X, None, None)
         if source is not None:
             stats, Z = fit_pca_chunked(self, source), None
@@ -213,7 +229,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
     Parameters
     ----------
     n_clusters : int, default=8
-    """ + _MAP_PARAMS_DOC + """
+    """ + _MAP_DOC.replace("{size}", "n_components").replace("{why}", "") + """
     init : {"k-means++", "random"}, default="k-means++"
     n_init : int, default=3
         Runs with different seeds; the lowest inertia wins.
@@ -241,19 +257,28 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
     >>> from sklearn.metrics import adjusted_rand_score
     >>> from kernelscale import ApproxKernelKMeans
     >>> X, y = make_circles(n_samples=400, factor=0.3, noise=0.05, random_state=0)
-    >>> km = ApproxKernelKMeans(n_clusters=2, map_components=200, gamma=10, random_state=0)
+    >>> km = ApproxKernelKMeans(n_clusters=2, n_components=200, gamma=10, random_state=0)
     >>> adjusted_rand_score(y, km.fit_predict(X)) > 0.9
     True
     """
 
+    _parameter_constraints = {
+        **APPROX_CONSTRAINTS,
+        "n_clusters": [Interval("int", 1)],
+        "init": [Options("k-means++", "random")],
+        "n_init": [Interval("int", 1)],
+        "max_iter": [Interval("int", 1)],
+        "tol": [Interval("real", 0)],
+    }
+
     def __init__(
-        self, n_clusters=8, *, feature_map="nystroem", map_components=1000, kernel="rbf",
+        self, n_clusters=8, *, feature_map="nystroem", n_components=1000, kernel="rbf",
         gamma="scale", degree=3, coef0=0.0, init="k-means++", n_init=3, max_iter=300,
         tol=1e-4, dtype="float32", memory_budget=None, random_state=None,
     ):
         self.n_clusters = n_clusters
         self.feature_map = feature_map
-        self.map_components = map_components
+        self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -282,28 +307,38 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         -------
         self : ApproxKernelKMeans
         """
+        validate_params(self)
         source = chunked_source(self, X, None, sample_weight)
         if source is not None:
             return self._fit_source(source, X)
         X = check_X(self, X, reset=True)
-        k = check_int("n_clusters", self.n_clusters, min_value=1)
+        k = int(self.n_clusters)
         if k > X.shape[0]:
             raise ValueError(f"n_clusters={k} is more than the {X.shape[0]} samples.")
         weights = check_sample_weight(sample_weight, X.shape[0])
         Z = self._fit_features(X)
-        self.kmeans_ = KMeans(
+        kmeans = KMeans(
             n_clusters=k, init=self.init, n_init=self.n_init, max_iter=self.max_iter,
             tol=self.tol, random_state=self.random_state,
         ).fit(Z, sample_weight=weights)
-        self.cluster_centers_ = self.kmeans_.cluster_centers_
-        self.labels_ = self.kmeans_.labels_
-        self.inertia_ = float(self.kmeans_.inertia_)
-        self.n_iter_ = int(self.kmeans_.n_iter_)
+        self.cluster_centers_ = kmeans.cluster_centers_
+        self.labels_ = kmeans.labels_
+        self.inertia_ = float(kmeans.inertia_)
+        self.n_iter_ = int(kmeans.n_iter_)
         return self
+
+    @property
+    def _n_features_out(self):
+        return self.cluster_centers_.shape[0]
+
+    def _distances(self, X):
+        """Squared feature-space distances of ``X``'s rows to every centre (float64)."""
+        Z = self._map(X)
+        return euclidean_distances(Z, self.cluster_centers_.astype(Z.dtype), squared=True)
 
     def _fit_source(self, source, X):
         """k-means++ on the features of a sample, then Lloyd's iterations over every chunk."""
-        k = check_int("n_clusters", self.n_clusters, min_value=1)
+        k = int(self.n_clusters)
         budget = resolve_memory_budget(self.memory_budget)
         width = fit_map_on_source(self, source)
         X_sample, _ = source.head(MAP_SAMPLE_ROWS, self.random_state)
@@ -318,10 +353,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         centers, inertia, n_iter = chunked_kmeans(
             source, self.feature_map_, start.cluster_centers_, width, max_iter=self.max_iter,
             tol=tol, memory_budget=budget)
-        centers = centers.astype(Z_sample.dtype)
-        # a KMeans fitted on the centres themselves holds exactly these centres
-        self.kmeans_ = KMeans(n_clusters=k, init=centers, n_init=1, max_iter=1).fit(centers)
-        self.cluster_centers_ = self.kmeans_.cluster_centers_
+        self.cluster_centers_ = centers.astype(Z_sample.dtype)
         self.inertia_ = float(inertia)
         self.n_iter_ = int(n_iter)
         if is_dask_array(X):
@@ -343,8 +375,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         """
         if is_dask_array(X):
             return dask_method(self, "predict", X)
-        Z = self._map(X)
-        return self.kmeans_.predict(Z)
+        return np.argmin(self._distances(X), axis=1).astype(np.int32)
 
     def transform(self, X):
         """Feature-space distances to every centre.
@@ -359,8 +390,7 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         """
         if is_dask_array(X):
             return dask_method(self, "transform", X)
-        Z = self._map(X)
-        return self.kmeans_.transform(Z)
+        return np.sqrt(np.maximum(self._distances(X), 0.0))
 
     def score(self, X, y=None):
         """Minus the feature-space inertia of ``X`` (higher is better).
@@ -374,5 +404,4 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
         -------
         score : float
         """
-        Z = self._map(X)
-        return float(self.kmeans_.score(Z))
+        return -float(np.sum(np.min(self._distances(X), axis=1)))

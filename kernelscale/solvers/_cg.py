@@ -7,7 +7,7 @@ import numpy as np
 __all__ = ["conjugate_gradient"]
 
 
-def conjugate_gradient(apply, b, *, maxiter, tol, callback=None):
+def conjugate_gradient(apply, b, *, max_iter, tol, callback=None):
     """Conjugate gradient on ``t`` independent systems sharing one operator.
 
     Each column runs its own CG (its own step sizes); every iteration applies
@@ -19,7 +19,7 @@ def conjugate_gradient(apply, b, *, maxiter, tol, callback=None):
     apply : callable
         ``apply(P) -> A P`` for ``P`` of shape (m, t); ``A`` symmetric positive definite.
     b : ndarray of shape (m, t)
-    maxiter : int
+    max_iter : int
     tol : float
     callback : callable, default=None
         ``callback(iteration, x, relative_residuals)`` after every iteration.
@@ -39,7 +39,7 @@ def conjugate_gradient(apply, b, *, maxiter, tol, callback=None):
     r0 = np.where(active, r0, 1.0)
     p = r.copy()
     history = []
-    for iteration in range(1, maxiter + 1):
+    for iteration in range(1, max_iter + 1):
         if not active.any():
             break
         Ap = apply(p)

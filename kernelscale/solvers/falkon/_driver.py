@@ -36,7 +36,7 @@ __all__ = ["falkon", "falkon_solve"]
 
 
 def falkon(
-    X, Y, centers, kernel, *, alpha, center_indices=None, weights=None, maxiter=50, tol=1e-6,
+    X, Y, centers, kernel, *, alpha, center_indices=None, weights=None, max_iter=50, tol=1e-6,
     preconditioner=True, dtype=np.float32, memory_budget, verbose=0, callback=None,
 ):
     """Solve Nystrom kernel ridge regression with FALKON's preconditioned CG.
@@ -54,7 +54,7 @@ def falkon(
         Rows of ``X`` the centres are, if they are; ``K_mm`` is then read off
         ``K(X, C)`` when that is kept.
     weights : ndarray of shape (n_samples,), default=None
-    maxiter : int, default=50
+    max_iter : int, default=50
     tol : float, default=1e-6
         Stop a target's CG when its relative residual is below ``tol``.
     preconditioner : bool, default=True
@@ -90,13 +90,13 @@ def falkon(
     Yd = np.asarray(Y, dtype=dtype)
     rhs = operator.normal_apply(None, Yd) / weight_total
     beta, info = falkon_solve(operator, K_mm, rhs, lam=lam, weight_total=weight_total,
-                              maxiter=maxiter, tol=tol, preconditioner=preconditioner,
+                              max_iter=max_iter, tol=tol, preconditioner=preconditioner,
                               dtype=dtype, verbose=verbose, callback=callback)
     info["kernel_kept"] = operator.kept is not None
     return beta, info
 
 
-def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, maxiter, tol, preconditioner,
+def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preconditioner,
                  dtype, verbose=0, callback=None):
     """Preconditioned CG on ``H beta = rhs`` given ``operator.normal_apply(V) = K^T D K V``.
 
@@ -118,7 +118,7 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, maxiter, tol, precon
         del K_mm
         system = precond.system(operator, weight_total)
         u, history, converged = conjugate_gradient(
-            system, precond.apply_transpose(rhs), maxiter=maxiter, tol=tol, callback=report,
+            system, precond.apply_transpose(rhs), max_iter=max_iter, tol=tol, callback=report,
         )
         beta = precond.apply(u)
     else:
@@ -128,6 +128,6 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, maxiter, tol, precon
             return operator.normal_apply(V) / weight_total + lam * (K_mm @ V)
 
         beta, history, converged = conjugate_gradient(
-            system, rhs, maxiter=maxiter, tol=tol, callback=report,
+            system, rhs, max_iter=max_iter, tol=tol, callback=report,
         )
     return beta, {"n_iter": len(history), "residuals": history, "converged": converged}

@@ -1,0 +1,218 @@
+"""``kernelscale fit``: train a model on a data file and write a model file."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+from ._options import (
+    DATASET_NAMES,
+    KERNEL_NAMES,
+    MAP_NAMES,
+    MODELS,
+    add_data_options,
+    key_value,
+    positive_float,
+    positive_int,
+)
+from ._options import gamma as gamma_type
+
+__all__ = ["add_parser", "run", "make_estimator", "load_labelled"]
+
+# command-line option -> the estimator parameter of the same meaning (one name per concept)
+OPTION_PARAMS = {"map": "feature_map", "n_components": "n_components", "kernel": "kernel",
+                 "gamma": "gamma", "C": "C", "alpha": "alpha", "loss": "loss",
+                 "max_iter": "max_iter", "seed": "random_state"}
+STREAM_MODELS = ("approx-svc", "linear-svc", "ridge", "logistic", "falkon", "dsgd")
+
+
+def add_parser(subparsers):
+    models = "; ".join(f"{name}: {text}" for name, (_, text) in MODELS.items())
+    p = subparsers.add_parser(
+        "fit", help="train a model on a data file and write a model file",
+        description=(
+            "Train a classifier on TRAIN (svmlight, CSV, .npz or .npy file, or a named data "
+            f"set: {', '.join(DATASET_NAMES)}, with :test for the test split), print its "
+            "accuracy (on --test when given, else on the training data) and the timings, and "
+            f"write the model file. Models: {models}. Options a model does not have are an "
+            "error; options left out take the model's own defaults."
+        ),
+    )
+    p.add_argument("train", metavar="TRAIN", help="training data (file or a9a, mnist10k)")
+    p.add_argument("--test", metavar="TEST", help="held-out data to report accuracy on")
+    p.add_argument("--model", choices=tuple(MODELS), default="approx-svc",
+                   help="which model (default: %(default)s)")
+    p.add_argument("--map", choices=MAP_NAMES, default=None,
+                   help="feature map of approx-svc / ridge / logistic (default: nystroem)")
+    p.add_argument("-m", "--n-components", type=positive_int, default=None,
+                   help="size of the approximation: features D, landmarks or centres m "
+                        "(default: 1000 for approx-svc / ridge / logistic, auto for falkon)")
+    p.add_argument("--kernel", choices=KERNEL_NAMES, default=None,
+                   help="kernel (default: rbf)")
+    p.add_argument("--gamma", type=gamma_type, default=None,
+                   help="kernel scale: scale, auto or a number (default: scale)")
+    p.add_argument("-C", type=positive_float("C"), default=None,
+                   help="SVM / logistic inverse regularization (default: 1)")
+    p.add_argument("--alpha", type=positive_float("alpha"), default=None,
+                   help="ridge / falkon penalty (default: 1 for ridge, auto = 1e-6 n for "
+                        "falkon)")
+    p.add_argument("--loss", default=None,
+                   help="SVM loss: hinge or squared_hinge (default: squared_hinge); dsgd: "
+                        "hinge or log_loss (default: hinge)")
+    p.add_argument("--max-iter", type=positive_int, default=None,
+                   help="iteration limit (default: the model's: 1000 for the linear solvers, "
+                        "50 CG iterations for falkon, 500 for logistic and dsgd, no limit "
+                        "for kernel-svc)")
+    p.add_argument("--seed", type=int, default=None, help="random_state (default: 0)")
+    p.add_argument("--param", type=key_value, action="append", default=[], metavar="KEY=VALUE",
+                   help="any other estimator parameter, e.g. --param class_weight=balanced "
+                        "(repeatable)")
+    p.add_argument("--n-features", type=positive_int, default=None,
+                   help="svmlight: number of features (default: inferred)")
+    p.add_argument("-o", "--output", required=True, metavar="MODEL",
+                   help="model file to write (replaced atomically)")
+    p.add_argument("--verbose", action="store_true", help="the solver's own progress output")
+    p.add_argument("--stream", action="store_true",
+                   help="read TRAIN (and TEST) in chunks instead of loading it: for data "
+                        "larger than memory; the fit keeps to --memory-budget (models: "
+                        f"{', '.join(STREAM_MODELS)})")
+    p.add_argument("--chunk-rows", type=positive_int, default=None, metavar="N",
+                   help="rows per chunk with --stream (default: sized from --memory-budget)")
+    add_data_options(p)
+    p.set_defaults(func=run)
+
+
+def make_estimator(args):
+    """The estimator ``--model`` names, with the options given on the command line."""
+    import kernelscale
+
+    cls = getattr(kernelscale, MODELS[args.model][0])
+    names = cls().get_params()
+    params = {}
+    for option, param in OPTION_PARAMS.items():
+        value = getattr(args, option, None)
+        if value is None:
+            continue
+        if param not in names:
+            flag = {"map": "--map", "n_components": "-m", "C": "-C", "max_iter": "--max-iter",
+                    "seed": "--seed"}.get(option, "--" + option.replace("_", "-"))
+            raise ValueError(f"{flag} does not apply to --model {args.model} "
+                             f"({cls.__name__}); its parameters: {', '.join(sorted(names))}.")
+        params[param] = value
+    if "random_state" in names:
+        params.setdefault("random_state", 0)
+    if args.verbose and "verbose" in names:
+        params["verbose"] = 1
+    for key, value in args.param:
+        if key not in names:
+            raise ValueError(f"--param {key}: {cls.__name__} has no parameter {key!r}; "
+                             f"its parameters: {', '.join(sorted(names))}.")
+        params[key] = value
+    estimator = cls(**params)
+    from .._constraints import validate_params
+
+    validate_params(estimator)  # a bad value is reported before any data is read
+    return estimator
+
+
+def data_spec(args):
+    """How to read data files, as stored in the model file for predict / evaluate."""
+    return {"format": args.format or "auto",
+            "label_column": -1 if args.label_column is None else args.label_column}
+
+
+def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
+    from ..datasets import load_data
+
+    X, y = load_data(source, format=spec["format"], n_features=n_features,
+                     label_column=spec["label_column"], data_directory=data_dir)
+    if need_labels and y is None:
+        raise ValueError(f"{source}: no labels; training and evaluation need a label column "
+                         "(--label-column names or numbers it).")
+    if X.shape[0] == 0:
+        raise ValueError(f"{source}: no rows.")
+    return X, y
+
+
+def run(args):
+    from ._output import check_output_path
+
+    output = check_output_path(args.output, "-o")
+    estimator = make_estimator(args)
+    if args.stream:
+        from .fit_stream import run_stream
+
+        return run_stream(args, estimator, output)
+    if args.chunk_rows is not None:
+        raise ValueError("--chunk-rows applies to --stream fits only; add --stream.")
+    return _run_in_memory(args, estimator, output)
+
+
+def _run_in_memory(args, estimator, output):
+    import numpy as np
+
+    from ._output import budget, describe, stages
+
+    spec = data_spec(args)
+    timings = {}
+    with budget(args), stages(args.no_progress) as advance:
+        advance("loading training data")
+        start = time.perf_counter()
+        X, y = load_labelled(args.train, spec, args.data_dir, n_features=args.n_features)
+        timings["load_s"] = time.perf_counter() - start
+        if args.test:
+            advance("loading test data")
+            X_test, y_test = load_labelled(args.test, spec, args.data_dir, n_features=X.shape[1])
+            if X_test.shape[1] != X.shape[1]:
+                raise ValueError(f"{args.test} has {X_test.shape[1]} features but {args.train} "
+                                 f"has {X.shape[1]}; pass --n-features for svmlight files.")
+        advance(f"fitting {type(estimator).__name__}")
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            estimator.fit(X, y)
+        timings["fit_s"] = time.perf_counter() - start
+        advance("scoring")
+        X_eval, y_eval = (X_test, y_test) if args.test else (X, y)
+        start = time.perf_counter()
+        accuracy = float(np.mean(estimator.predict(X_eval) == y_eval))
+        timings["predict_s"] = time.perf_counter() - start
+        advance("writing model file")
+        save_fit(args, estimator, output, accuracy, timings,
+                 {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
+    lines = [f"train: {args.train}: {describe(X, y)}"]
+    if args.test:
+        lines.append(f"test:  {args.test}: {X_test.shape[0]} rows")
+    print_fit(caught, lines, estimator, f"fit {timings['fit_s']:.2f} s, predict "
+              f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
+              f"{timings['load_s']:.2f} s", args, accuracy, output)
+    return 0
+
+
+def save_fit(args, estimator, output, accuracy, timings, data):
+    """Write the model file with the fit's metadata (predict / evaluate read it back)."""
+    from ..persistence import save_model
+    from ._output import command_line, json_safe
+
+    metadata = {
+        "model": args.model, "params": json_safe(estimator.get_params()),
+        "data": {**data_spec(args), "source": str(args.train), **data},
+        "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
+        **{k: float(v) for k, v in timings.items()},
+        "command": command_line(args),
+    }
+    save_model(estimator, output, metadata=metadata)
+
+
+def print_fit(caught, data_lines, estimator, timing_line, args, accuracy, output):
+    """The fit's summary: warnings once each, the data, the model, times, accuracy."""
+    from ._output import print_warnings
+
+    print_warnings(caught)
+    for line in data_lines:
+        print(line)
+    print(f"model: {estimator!r}")
+    print(timing_line)
+    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
+    print(f"model written to {Path(output)}")

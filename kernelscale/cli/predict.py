@@ -1,0 +1,136 @@
+"""``kernelscale predict`` and ``kernelscale evaluate``: a model file applied to a data file."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from ._options import add_data_options
+
+__all__ = ["add_parsers", "run_predict", "run_evaluate"]
+
+
+def add_parsers(subparsers):
+    p = subparsers.add_parser(
+        "predict", help="predict labels of a data file with a model file",
+        description="Write one predicted label per line (in the label type of the training "
+                    "data) to -o FILE or standard output. A CSV may omit the label column.",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file written by kernelscale fit")
+    p.add_argument("data", metavar="DATA", help="data file or named split (e.g. a9a:test)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write predictions here "
+                                                          "(default: standard output)")
+    add_data_options(p)
+    p.set_defaults(func=run_predict)
+    p = subparsers.add_parser(
+        "evaluate", help="accuracy and confusion matrix of a model file on labelled data",
+        description="Predict DATA with MODEL and print the accuracy, the prediction time and "
+                    "the confusion matrix (rows: true label, columns: predicted).",
+    )
+    p.add_argument("model", metavar="MODEL", help="model file written by kernelscale fit")
+    p.add_argument("data", metavar="DATA", help="labelled data file or named split")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    add_data_options(p)
+    p.set_defaults(func=run_evaluate)
+
+
+def _read_model(args):
+    from ..persistence import load_model
+
+    model, header = load_model(args.model, return_header=True)
+    if not hasattr(model, "predict"):
+        raise ValueError(f"{args.model} holds a {type(model).__name__}, not a model that "
+                         "predicts.")
+    stored = header.get("metadata", {}).get("data", {})
+    spec = {"format": args.format or stored.get("format", "auto"),
+            "label_column": (args.label_column if args.label_column is not None
+                             else stored.get("label_column", -1))}
+    return model, header, spec
+
+
+def load_for_model(source, model, spec, data_dir, *, need_labels):
+    """Read data to predict with a fitted model, in the layout it was trained on."""
+    from ..datasets import guess_format
+    from .fit import load_labelled
+
+    width = getattr(model, "n_features_in_", None)
+    X, y = load_labelled(source, spec, data_dir, n_features=width, need_labels=False)
+    fmt = spec["format"]
+    if fmt == "auto" and Path(str(source)).is_file():
+        fmt = guess_format(source)
+    if fmt == "csv" and width is not None and X.shape[1] == width - 1 and not need_labels:
+        # a CSV without the label column: read every column as a feature
+        X, y = load_labelled(source, {**spec, "label_column": None}, data_dir,
+                             need_labels=False)
+    if need_labels and y is None:
+        raise ValueError(f"{source}: no labels to evaluate against; evaluate needs the label "
+                         "column (--label-column names or numbers it).")
+    if width is not None and X.shape[1] != width:
+        raise ValueError(f"{source} has {X.shape[1]} features but the model was trained on "
+                         f"{width}; pass data with the training columns.")
+    return X, y
+
+
+def _predict_file(args, *, need_labels):
+    """Read MODEL and DATA, predict; what predict and evaluate share."""
+    from ._output import budget, stages
+
+    model, header, spec = _read_model(args)
+    with budget(args), stages(args.no_progress) as advance:
+        advance("loading data")
+        X, y = load_for_model(args.data, model, spec, args.data_dir, need_labels=need_labels)
+        advance("predicting")
+        start = time.perf_counter()
+        pred = model.predict(X)
+        seconds = time.perf_counter() - start
+    return model, header, X, y, pred, seconds
+
+
+def run_predict(args):
+    from ._output import check_output_path, format_label
+
+    if args.output:
+        check_output_path(args.output, "-o")
+    _, _, _, _, pred, seconds = _predict_file(args, need_labels=False)
+    text = "".join(format_label(v) + "\n" for v in pred)
+    if args.output:
+        Path(args.output).write_text(text)
+        print(f"{len(pred)} predictions written to {args.output} ({seconds:.2f} s)",
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def run_evaluate(args):
+    import numpy as np
+    from sklearn.metrics import confusion_matrix
+
+    from ._output import check_output_path, format_label
+
+    if args.json:
+        check_output_path(args.json, "--json")
+    model, header, X, y, pred, seconds = _predict_file(args, need_labels=True)
+    classes = np.asarray(model.classes_)
+    labels = np.unique(np.concatenate([classes, np.unique(y)])) \
+        if np.asarray(y).dtype.kind == classes.dtype.kind else classes
+    matrix = confusion_matrix(y, pred, labels=labels)
+    accuracy = float(np.mean(pred == y))
+    print(f"model: {header['estimator']} (kernelscale {header['kernelscale_version']}, "
+          f"written {header['created']})")
+    print(f"data: {args.data}: {X.shape[0]} rows")
+    print(f"accuracy: {accuracy:.4f}   predict: {seconds:.2f} s")
+    names = [format_label(v) for v in labels]
+    width = max(8, *(len(n) + 1 for n in names), len(str(matrix.max())) + 1)
+    print("confusion matrix (rows: true, columns: predicted)")
+    print(" " * width + "".join(f"{n:>{width}}" for n in names))
+    for name, row in zip(names, matrix):
+        print(f"{name:>{width}}" + "".join(f"{v:>{width}}" for v in row))
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "accuracy": accuracy, "n_samples": int(X.shape[0]), "predict_s": seconds,
+            "labels": names, "confusion_matrix": matrix.tolist(),
+        }, indent=1))
+    return 0
