@@ -247,8 +247,9 @@ def test_doubly_sgd_cached_values_equal_direct_evaluation():
     as with the batch evaluation that partial_fit uses."""
     X, y = make_moons(n_samples=256, noise=0.1, random_state=0)
     clf = DoublySGDSVC(gamma=2.0, max_iter=40, batch_size=64, random_state=0).fit(X, y)
-    direct = clf._all_values(X.astype(np.float32), clf._state["coef"])
-    f = clf._function(X.astype(np.float32), clf._state["coef"], 0.0)
+    blocks = clf._state["blocks"]
+    direct = blocks.all_values(X.astype(np.float32), clf._state["coef"])
+    f = blocks.function(X.astype(np.float32), clf._state["coef"], 0.0)
     np.testing.assert_allclose(direct, f, rtol=1e-5, atol=1e-6)
 
 

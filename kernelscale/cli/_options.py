@@ -15,8 +15,8 @@ import sys
 
 __all__ = [
     "ParserError", "Parser", "MODELS", "MAP_NAMES", "KERNEL_NAMES", "EXPERIMENT_NAMES",
-    "DATASET_NAMES", "gamma", "positive_float", "positive_int", "int_list", "map_list",
-    "memory", "label_column", "key_value", "add_data_options",
+    "DATASET_NAMES", "STREAM_MODELS", "gamma", "positive_float", "positive_int", "int_list",
+    "map_list", "memory", "label_column", "key_value", "add_data_options",
 ]
 
 #: ``--model`` name -> (estimator class in ``kernelscale``, description)
@@ -34,6 +34,8 @@ MAP_NAMES = ("rff", "rff-sincos", "orf", "sorf", "nystroem", "nystroem-kmeans",
 KERNEL_NAMES = ("rbf", "laplacian", "polynomial", "linear")
 EXPERIMENT_NAMES = ("synthetic", "adult", "mnist", "narrow-kernel")
 DATASET_NAMES = ("a9a", "mnist10k")
+#: models whose fit can stream a file chunk by chunk (``fit --stream``)
+STREAM_MODELS = ("approx-svc", "linear-svc", "ridge", "logistic", "falkon", "dsgd")
 
 
 class ParserError(Exception):

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["budget", "stages", "json_safe", "format_label", "describe", "print_warnings",
-           "command_line", "check_output_path"]
+           "command_line", "check_output_path", "data_spec", "save_fit", "print_fit"]
 
 
 @contextmanager
@@ -99,3 +99,34 @@ def check_output_path(path, flag):
     if path.exists() and not os.access(path, os.W_OK):
         raise PermissionError(f"{flag} {path}: the file exists and is not writable.")
     return path
+
+
+def data_spec(args):
+    """How to read data files, as stored in the model file for predict / evaluate."""
+    return {"format": args.format or "auto",
+            "label_column": -1 if args.label_column is None else args.label_column}
+
+
+def save_fit(args, estimator, output, accuracy, timings, data):
+    """Write the model file with the fit's metadata (predict / evaluate read it back)."""
+    from ..persistence import save_model
+
+    metadata = {
+        "model": args.model, "params": json_safe(estimator.get_params()),
+        "data": {**data_spec(args), "source": str(args.train), **data},
+        "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
+        **{k: float(v) for k, v in timings.items()},
+        "command": command_line(args),
+    }
+    save_model(estimator, output, metadata=metadata)
+
+
+def print_fit(caught, data_lines, estimator, timing_line, args, accuracy, output):
+    """The fit's summary: warnings once each, the data, the model, times, accuracy."""
+    print_warnings(caught)
+    for line in data_lines:
+        print(line)
+    print(f"model: {estimator!r}")
+    print(timing_line)
+    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
+    print(f"model written to {Path(output)}")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 import warnings
-from pathlib import Path
 
 from ._options import (
     DATASET_NAMES,
     KERNEL_NAMES,
     MAP_NAMES,
     MODELS,
+    STREAM_MODELS,
     add_data_options,
     key_value,
     positive_float,
@@ -24,7 +24,6 @@ __all__ = ["add_parser", "run", "make_estimator", "load_labelled"]
 OPTION_PARAMS = {"map": "feature_map", "n_components": "n_components", "kernel": "kernel",
                  "gamma": "gamma", "C": "C", "alpha": "alpha", "loss": "loss",
                  "max_iter": "max_iter", "seed": "random_state"}
-STREAM_MODELS = ("approx-svc", "linear-svc", "ridge", "logistic", "falkon", "dsgd")
 
 
 def add_parser(subparsers):
@@ -116,12 +115,6 @@ def make_estimator(args):
     return estimator
 
 
-def data_spec(args):
-    """How to read data files, as stored in the model file for predict / evaluate."""
-    return {"format": args.format or "auto",
-            "label_column": -1 if args.label_column is None else args.label_column}
-
-
 def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
     from ..datasets import load_data
 
@@ -152,7 +145,7 @@ def run(args):
 def _run_in_memory(args, estimator, output):
     import numpy as np
 
-    from ._output import budget, describe, stages
+    from ._output import budget, data_spec, describe, print_fit, save_fit, stages
 
     spec = data_spec(args)
     timings = {}
@@ -188,31 +181,3 @@ def _run_in_memory(args, estimator, output):
               f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
               f"{timings['load_s']:.2f} s", args, accuracy, output)
     return 0
-
-
-def save_fit(args, estimator, output, accuracy, timings, data):
-    """Write the model file with the fit's metadata (predict / evaluate read it back)."""
-    from ..persistence import save_model
-    from ._output import command_line, json_safe
-
-    metadata = {
-        "model": args.model, "params": json_safe(estimator.get_params()),
-        "data": {**data_spec(args), "source": str(args.train), **data},
-        "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
-        **{k: float(v) for k, v in timings.items()},
-        "command": command_line(args),
-    }
-    save_model(estimator, output, metadata=metadata)
-
-
-def print_fit(caught, data_lines, estimator, timing_line, args, accuracy, output):
-    """The fit's summary: warnings once each, the data, the model, times, accuracy."""
-    from ._output import print_warnings
-
-    print_warnings(caught)
-    for line in data_lines:
-        print(line)
-    print(f"model: {estimator!r}")
-    print(timing_line)
-    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
-    print(f"model written to {Path(output)}")

@@ -6,7 +6,8 @@ import time
 import warnings
 from pathlib import Path
 
-from .fit import STREAM_MODELS, data_spec, print_fit, save_fit
+from ._options import STREAM_MODELS
+from ._output import data_spec, print_fit, save_fit
 
 __all__ = ["run_stream"]
 

@@ -14,11 +14,11 @@ from .._validation import (
     check_sample_weight,
     check_X_y,
     dense_rows,
-    iter_row_blocks,
     resolve_memory_budget,
 )
 from ..kernels import KERNEL_CONSTRAINTS, resolve_gamma
 from ._chunked_fits import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
+from ._frequency_blocks import FrequencyBlocks
 from ._multiclass import (
     BINARY_CLASS_WEIGHT_DOC,
     CLASS_WEIGHTS,
@@ -159,58 +159,10 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     def _check_params(self):
         validate_params(self)
 
-    # ----------------------------------------------------------- frequencies
-
-    def _block(self, t, n_features):
-        """Frequencies of block ``t`` (n_features x block_size), from its seed."""
-        rng = np.random.default_rng([self.seed_, t])
-        r = self._block_size
-        if self.kernel == "rbf":
-            W = rng.standard_normal((n_features, r)) * math.sqrt(2.0 * self.gamma_)
-        else:
-            W = rng.standard_cauchy((n_features, r)) * self.gamma_
-        return W.astype(np.float32)
-
-    def _frequencies(self, start, stop):
-        """Frequencies of blocks ``start:stop`` side by side (kept while they fit)."""
-        d = self.n_features_in_
-        cache = self._cache
-        for t in range(len(cache), stop):
-            if (t + 1) * d * self._block_size * 4 > self._budget:
-                break
-            cache.append(self._block(t, d))
-        if stop <= len(cache):
-            return np.hstack(cache[start:stop]) if stop > start else np.empty((d, 0), np.float32)
-        return np.hstack([cache[t] if t < len(cache) else self._block(t, d)
-                          for t in range(start, stop)])
-
-    def _features(self, Xb, start, stop):
-        """``[cos(X W), sin(X W)]`` of blocks ``start:stop``, per block, scaled."""
-        proj = Xb @ self._frequencies(start, stop)
-        r = self._block_size
-        n_blocks = stop - start
-        out = np.empty((Xb.shape[0], n_blocks, 2 * r), dtype=np.float32)
-        proj = proj.reshape(Xb.shape[0], n_blocks, r)
-        np.cos(proj, out=out[:, :, :r])
-        np.sin(proj, out=out[:, :, r:])
-        # each block alone estimates the kernel: k_t(x, y) = phi_t(x) . phi_t(y)
-        out *= np.float32(1.0 / math.sqrt(r))
-        return out.reshape(Xb.shape[0], n_blocks * 2 * r)
-
-    def _function(self, Xb, coef, intercept):
-        """``f(Xb)`` for the coefficient blocks ``coef`` (float64, n x n_problems)."""
-        n_blocks = coef.shape[0]
-        out = np.zeros((Xb.shape[0], coef.shape[2]))
-        if n_blocks == 0:
-            return out + intercept
-        width = 2 * self._block_size
-        per_block = 4 * (Xb.shape[0] * width * 2 + self.n_features_in_ * self._block_size)
-        chunk = max(1, int(self._budget // max(per_block, 1)))
-        for start in range(0, n_blocks, chunk):
-            stop = min(start + chunk, n_blocks)
-            phi = self._features(Xb, start, stop)
-            out += phi @ coef[start:stop].reshape(-1, coef.shape[2]).astype(np.float32)
-        return out + intercept
+    def _blocks(self, memory_budget):
+        """A fresh :class:`FrequencyBlocks` for this fitted model (one per fit or predict)."""
+        return FrequencyBlocks(self.seed_, self.n_features_in_, self.coef_.shape[1] // 2,
+                               self.kernel, self.gamma_, memory_budget)
 
     # ------------------------------------------------------------------ fit
 
@@ -318,15 +270,14 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     def _start(self, X, classes):
         self.gamma_ = resolve_gamma(self.gamma, X)
         self.seed_ = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        self._block_size = self.block_size
-        self._budget = resolve_memory_budget(self.memory_budget)
-        self._cache = []
         n_problems = 1 if len(classes) == 2 else len(classes)
         self._state = {
             "t": 0, "n_seen": 0, "coef": np.zeros((0, 2 * self.block_size, n_problems)),
             "intercept": np.zeros(n_problems), "avg_coef": np.zeros((0, 2 * self.block_size,
                                                                        n_problems)),
             "avg_intercept": np.zeros(n_problems), "rng": np.random.default_rng(self.seed_),
+            "blocks": FrequencyBlocks(self.seed_, X.shape[1], self.block_size, self.kernel,
+                                      self.gamma_, resolve_memory_budget(self.memory_budget)),
         }
 
     def _weights(self, y_index, sample_weight, Y):
@@ -342,7 +293,11 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
 
     def _run(self, X, y_index, sample_weight, n_iter, *, shuffle):
         st = self._state
-        self._budget = resolve_memory_budget(self.memory_budget)
+        if "blocks" not in st:  # after unpickling: the blocks are drawn again from their seeds
+            st["blocks"] = FrequencyBlocks(self.seed_, self.n_features_in_,
+                                           st["coef"].shape[1] // 2, self.kernel, self.gamma_,
+                                           resolve_memory_budget(self.memory_budget))
+        blocks = st["blocks"]
         Y = plus_minus_targets(y_index, len(self.classes_))
         W = self._weights(y_index, sample_weight, Y)
         n = X.shape[0]
@@ -358,7 +313,7 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         # row, keep f_t(x_i) for all training rows and update it with each new
         # block: the same iterates, O(n d r) per step instead of O(B d r t).
         values = None
-        rows32 = self._dense_copy(X) if shuffle else None
+        rows32 = self._dense_copy(X, blocks.memory_budget) if shuffle else None
         for _ in range(n_iter):
             if position + B > n:
                 order = rng.permutation(n) if shuffle else order
@@ -367,18 +322,18 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
             position += B
             t = st["t"]
             if values is None and shuffle and (t + 1) * B >= n:
-                values = self._all_values(rows32, st["coef"])
+                values = blocks.all_values(rows32, st["coef"])
             eta = eta0 / (1.0 + eta0 * nu * t)
             if values is None:
                 Xb = dense_rows(X[batch], 0, batch.size, np.float32)
-                f = self._function(Xb, st["coef"], st["intercept"])
+                f = blocks.function(Xb, st["coef"], st["intercept"])
                 grad = self._loss_gradient(f, Y[batch]) * W[batch]  # dl/df, weighted
-                phi = self._features(Xb, t, t + 1)
+                phi = blocks.features(Xb, t, t + 1)
                 new = -eta * (phi.T.astype(np.float64) @ grad) / batch.size
             else:
                 f = values[batch] + st["intercept"]
                 grad = self._loss_gradient(f, Y[batch]) * W[batch]
-                phi_all = self._block_values(rows32, t)
+                phi_all = blocks.block_values(rows32, t)
                 new = -eta * (phi_all[batch].T.astype(np.float64) @ grad) / batch.size
                 values *= 1.0 - eta * nu
                 values += phi_all @ new.astype(np.float32)
@@ -403,30 +358,12 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
             self.coef_, self.intercept_ = st["coef"], st["intercept"]
         self.n_iter_ = st["t"]
 
-    def _dense_copy(self, X):
+    @staticmethod
+    def _dense_copy(X, memory_budget):
         """X as float32 rows: one dense copy if it fits the budget, else X itself."""
-        if X.shape[0] * X.shape[1] * 4 <= self._budget:
+        if X.shape[0] * X.shape[1] * 4 <= memory_budget:
             return dense_rows(X, 0, X.shape[0], np.float32)
         return X
-
-    def _row_blocks(self, X, width):
-        per_row = 4 * (X.shape[1] + 3 * width)
-        return iter_row_blocks(X.shape[0], per_row, self._budget, what="a block of features")
-
-    def _all_values(self, X, coef):
-        """``f(x_i)`` without intercept for every row of ``X`` (float64, n x problems)."""
-        out = np.empty((X.shape[0], coef.shape[2]))
-        for start, stop in self._row_blocks(X, 2 * self._block_size * max(coef.shape[0], 1)):
-            Xb = dense_rows(X, start, stop, np.float32)
-            out[start:stop] = self._function(Xb, coef, 0.0)
-        return out
-
-    def _block_values(self, X, t):
-        """Block ``t``'s features of every row of ``X`` (float32, n x 2 block_size)."""
-        out = np.empty((X.shape[0], 2 * self._block_size), dtype=np.float32)
-        for start, stop in self._row_blocks(X, 2 * self._block_size):
-            out[start:stop] = self._features(dense_rows(X, start, stop, np.float32), t, t + 1)
-        return out
 
     def _loss_gradient(self, f, Y):
         margin = Y * f
@@ -438,22 +375,14 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     # -------------------------------------------------------------- predict
 
     def _raw_scores(self, X, memory_budget):
-        self._budget = memory_budget
-        if not hasattr(self, "_cache"):
-            self._cache = []
-            self._block_size = self.coef_.shape[1] // 2
-        out = np.empty((X.shape[0], self.coef_.shape[2]))
-        per_row = 4 * (X.shape[1] + 4 * self.coef_.shape[1])
-        for start, stop in iter_row_blocks(X.shape[0], per_row, memory_budget,
-                                           what="a block of random features"):
-            Xb = dense_rows(X, start, stop, np.float32)
-            out[start:stop] = self._function(Xb, self.coef_, self.intercept_)
-        return out
+        # a local FrequencyBlocks: prediction never touches the estimator's state
+        return self._blocks(memory_budget).scores(X, self.coef_, self.intercept_)
 
     def __getstate__(self):
         # the frequencies are regenerated from their seeds; never pickle them
         state = self.__dict__.copy()
-        state.pop("_cache", None)
+        if "_state" in state:
+            state["_state"] = {k: v for k, v in state["_state"].items() if k != "blocks"}
         return state
 
     def __sklearn_tags__(self):

@@ -21,41 +21,11 @@ from .._validation import (
 from ..kernels import KERNEL_CONSTRAINTS, make_kernel
 from ..solvers import KernelRows, RowCache, kernel_subgradient_descent, smo
 from ..sources import is_dask_array
-from ._multiclass import (
-    BINARY_CLASS_WEIGHT_DOC,
-    CLASS_WEIGHTS,
-    balanced_factors,
-    base_weights,
-    encode_labels,
-    ovr_targets,
-)
+from ._binary_problems import ovo_problems, ovo_votes, ovr_problems, take_rows
+from ._multiclass import BINARY_CLASS_WEIGHT_DOC, CLASS_WEIGHTS, encode_labels
 from ._shells import ClassifierShell, fitted_scores
 
 __all__ = ["KernelSVC"]
-
-
-def _pairs(n_classes):
-    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
-
-
-def ovo_votes(scores, n_classes):
-    """Classes from one-vs-one scores: votes, ties broken by summed confidence.
-
-    ``scores[:, p]`` > 0 votes for the first class of pair ``p`` (in the order
-    (0, 1), (0, 2), ..., (1, 2), ...). The confidences are squashed into
-    (-1/3, 1/3) so that they only break ties between equal vote counts.
-    """
-    n = scores.shape[0]
-    votes = np.zeros((n, n_classes))
-    confidence = np.zeros((n, n_classes))
-    for p, (i, j) in enumerate(_pairs(n_classes)):
-        s = scores[:, p]
-        votes[:, i] += s > 0
-        votes[:, j] += s <= 0
-        confidence[:, i] += s
-        confidence[:, j] -= s
-    squashed = confidence / (3.0 * (np.abs(confidence) + 1.0))
-    return votes + squashed
 
 
 class KernelSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
@@ -265,13 +235,13 @@ default="rbf"
         self.kernel_ = self._make_kernel(X)
         start = time.perf_counter()
         if self.multiclass == "ovo" and n_classes > 2:
-            problems = list(self._ovo_problems(y_index, sw))
+            problems = list(ovo_problems(self.class_weight, self.classes_, y_index, sw))
         else:
-            problems = list(self._ovr_problems(y_index, sw))
+            problems = list(ovr_problems(self.class_weight, self.classes_, y_index, sw))
         results = []
         shared = None
         for index, (members, y_pm, c_bounds) in enumerate(problems):
-            Xp = X if members is None else _take(X, members, self._precomputed)
+            Xp = X if members is None else take_rows(X, members, self._precomputed)
             if members is not None or shared is None:
                 rows = KernelRows(Xp, self.kernel_, budget)
                 cache = RowCache(rows, float(self.cache_size) * 2**20)
@@ -285,23 +255,6 @@ default="rbf"
         self.fit_time_ = time.perf_counter() - start
         self._store(X, problems, results, y_index)
         return self
-
-    def _ovr_problems(self, y_index, sw):
-        n_classes = len(self.classes_)
-        weights, balanced = base_weights(self.class_weight, self.classes_, y_index, sw)
-        for y_pm, f_pos, f_neg in ovr_targets(y_index, n_classes, weights, balanced):
-            yield None, y_pm, weights * np.where(y_pm > 0, f_pos, f_neg)
-
-    def _ovo_problems(self, y_index, sw):
-        weights, balanced = base_weights(self.class_weight, self.classes_, y_index, sw)
-        for i, j in _pairs(len(self.classes_)):
-            members = np.flatnonzero((y_index == i) | (y_index == j))
-            y_pm = np.where(y_index[members] == i, 1.0, -1.0)
-            w = weights[members]
-            if balanced:
-                f_pos, f_neg = balanced_factors(w, y_pm > 0)
-                w = w * np.where(y_pm > 0, f_pos, f_neg)
-            yield members, y_pm, w
 
     def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget):
         if self.solver == "subgradient":
@@ -426,9 +379,3 @@ default="rbf"
         tags.input_tags.sparse = not self._precomputed
         tags.input_tags.pairwise = self._precomputed
         return tags
-
-
-def _take(X, members, precomputed):
-    if precomputed:
-        return X[np.ix_(members, members)]
-    return X[members]

@@ -13,7 +13,8 @@ This layer sits directly above :mod:`kernelscale.datasets`. dask is optional:
 nothing here imports it unless a dask array was passed in.
 """
 
-from ._base import RowSource, StreamSource, add_results, is_dask_array, row_source
+from ._base import RowSource, StreamSource, add_results, is_dask_array
+from ._dispatch import row_source
 
 __all__ = ["RowSource", "StreamSource", "add_results", "is_dask_array", "row_source",
            "dask_map_rows", "dask_method", "DaskSource", "set_worker_blas_threads"]

@@ -1,13 +1,11 @@
-"""The row-source interface, the in-process stream, and the dispatch on the type of ``X``."""
+"""The row-source interface and the in-process stream of a chunked data set."""
 
 from __future__ import annotations
 
 import abc
 import sys
 
-from ..datasets import ChunkedDataset
-
-__all__ = ["is_dask_array", "RowSource", "StreamSource", "row_source", "add_results"]
+__all__ = ["is_dask_array", "RowSource", "StreamSource", "add_results"]
 
 
 def is_dask_array(X):
@@ -91,24 +89,3 @@ class StreamSource(RowSource):
     @property
     def n_rows(self):
         return self.dataset.n_samples
-
-
-def row_source(X, y=None, sample_weight=None, *, verbose=0):
-    """The :class:`RowSource` for ``X`` when it is chunked, else None.
-
-    ``X`` is chunked when it is a dask array or a
-    :class:`kernelscale.datasets.ChunkedDataset` (whose chunks carry the labels,
-    so ``y`` must then be None).
-    """
-    if isinstance(X, RowSource):
-        return X
-    if isinstance(X, ChunkedDataset):
-        if y is not None or sample_weight is not None:
-            raise ValueError("A ChunkedDataset carries its own labels: call fit(dataset) "
-                             "without y and sample_weight.")
-        return StreamSource(X)
-    if is_dask_array(X):
-        from ._dask import DaskSource
-
-        return DaskSource(X, y, sample_weight, verbose=verbose)
-    return None

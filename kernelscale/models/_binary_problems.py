@@ -1,0 +1,59 @@
+"""The binary problems of a multiclass kernel SVM: one-vs-rest, one-vs-one, and the vote."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._multiclass import balanced_factors, base_weights, ovr_targets
+
+__all__ = ["pairs", "ovo_votes", "ovr_problems", "ovo_problems", "take_rows"]
+
+
+def pairs(n_classes):
+    return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def ovo_votes(scores, n_classes):
+    """Classes from one-vs-one scores: votes, ties broken by summed confidence.
+
+    ``scores[:, p]`` > 0 votes for the first class of pair ``p`` (in the order
+    (0, 1), (0, 2), ..., (1, 2), ...). The confidences are squashed into
+    (-1/3, 1/3) so that they only break ties between equal vote counts.
+    """
+    n = scores.shape[0]
+    votes = np.zeros((n, n_classes))
+    confidence = np.zeros((n, n_classes))
+    for p, (i, j) in enumerate(pairs(n_classes)):
+        s = scores[:, p]
+        votes[:, i] += s > 0
+        votes[:, j] += s <= 0
+        confidence[:, i] += s
+        confidence[:, j] -= s
+    squashed = confidence / (3.0 * (np.abs(confidence) + 1.0))
+    return votes + squashed
+
+
+def ovr_problems(class_weight, classes, y_index, sw):
+    """Yield ``(None, y_pm, C factors)`` per one-vs-rest problem (all rows each)."""
+    weights, balanced = base_weights(class_weight, classes, y_index, sw)
+    for y_pm, f_pos, f_neg in ovr_targets(y_index, len(classes), weights, balanced):
+        yield None, y_pm, weights * np.where(y_pm > 0, f_pos, f_neg)
+
+
+def ovo_problems(class_weight, classes, y_index, sw):
+    """Yield ``(rows, y_pm, C factors)`` per pair of classes, in :func:`pairs` order."""
+    weights, balanced = base_weights(class_weight, classes, y_index, sw)
+    for i, j in pairs(len(classes)):
+        members = np.flatnonzero((y_index == i) | (y_index == j))
+        y_pm = np.where(y_index[members] == i, 1.0, -1.0)
+        w = weights[members]
+        if balanced:
+            f_pos, f_neg = balanced_factors(w, y_pm > 0)
+            w = w * np.where(y_pm > 0, f_pos, f_neg)
+        yield members, y_pm, w
+
+
+def take_rows(X, members, precomputed):
+    if precomputed:
+        return X[np.ix_(members, members)]
+    return X[members]
