@@ -180,7 +180,7 @@ def test_errors_and_warnings(binary, capsys):
         KernelSVC().fit(Xn, y)
     with pytest.raises(NotFittedError):
         KernelSVC().predict(X)
-    clf = KernelSVC(verbose=1).fit(X, y)
+    clf = KernelSVC(verbose=2).fit(X, y)  # verbose=1 is a progress bar (test_progress)
     assert "[SMO] outer" in capsys.readouterr().out
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :3])

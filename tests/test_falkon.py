@@ -171,7 +171,7 @@ def test_auto_parameters():
 
 def test_verbose_prints_iterations(regression, capsys):
     X, y = regression
-    NystromKernelRidge(n_components=50, verbose=1, random_state=0).fit(X, y)
+    NystromKernelRidge(n_components=50, verbose=2, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert "[FALKON] iter    1" in out and "residual" in out and "centres=50" in out
 

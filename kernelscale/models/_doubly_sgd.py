@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._progress import progress
 from .._validation import (
     check_sample_weight,
     check_X_y,
@@ -84,7 +85,8 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         Bytes for row-block temporaries and for the frequencies kept during a
         call (the rest are regenerated block by block).
     verbose : int, default=0
-        Print progress every ``verbose`` iterations.
+        1: a progress bar over the iterations; k >= 2: print progress every k
+        iterations.
     random_state : int, RandomState instance or None, default=None
         Seeds the batches and the frequency blocks.
 
@@ -314,7 +316,9 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         # block: the same iterates, O(n d r) per step instead of O(B d r t).
         values = None
         rows32 = self._dense_copy(X, blocks.memory_budget) if shuffle else None
+        bar = progress(n_iter, "DoublySGDSVC", verbose=self.verbose)
         for _ in range(n_iter):
+            bar.update()
             if position + B > n:
                 order = rng.permutation(n) if shuffle else order
                 position = 0 if shuffle else position
@@ -348,10 +352,11 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
                 [st["avg_coef"], np.zeros_like(new)[None]], axis=0) * (1.0 - rho)
             st["avg_coef"] += rho * st["coef"]
             st["avg_intercept"] = (1.0 - rho) * st["avg_intercept"] + rho * st["intercept"]
-            if self.verbose and st["t"] % self.verbose == 0:
+            if self.verbose >= 2 and st["t"] % self.verbose == 0:
                 print(f"[DoublySGDSVC] iteration {st['t']:6d}  step {eta:.3g}  "
                       f"mean loss slope {np.abs(grad).mean():.3f}  "
                       f"{time.perf_counter() - start_time:7.2f} s")
+        bar.close()
         if self.averaging:
             self.coef_, self.intercept_ = st["avg_coef"], st["avg_intercept"]
         else:

@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._progress import progress
 from .._validation import resolve_dtype, resolve_memory_budget
 from ..feature_maps import SAMPLINGS, select_landmarks
 from ..kernels import KERNEL_CONSTRAINTS, make_kernel
@@ -116,8 +117,18 @@ class _NystromKernelRidgeBase(BaseEstimator):
         return {"max_iter": int(self.max_iter), "tol": float(self.tol),
                 "verbose": int(self.verbose), "budget": resolve_memory_budget(self.memory_budget)}
 
-    def _say(self, text):
-        print(f"[{type(self).__name__}] {text}", flush=True)
+    def _say(self, text, p):
+        if p["verbose"] >= 2:
+            print(f"[{type(self).__name__}] {text}", flush=True)
+
+    def _cg_progress(self, p):
+        """A bar over the CG iterations (``verbose=1``), and its monitor."""
+        bar = progress(p["max_iter"], f"{type(self).__name__} CG", verbose=p["verbose"])
+
+        def monitor(iteration, relative):
+            bar.update()
+            bar.set_postfix_str(f"residual {relative.max():.1e} (tol {p['tol']:g})")
+        return bar, monitor
 
     def _solve(self, X, Y, sample_weight, callback=None):
         """Select centres, run FALKON, set the fitted attributes."""
@@ -132,17 +143,18 @@ class _NystromKernelRidgeBase(BaseEstimator):
         rng = check_random_state(self.random_state)
         centers, indices = select_landmarks(X, m, self.sampling, rng, kernel=kernel,
                                             memory_budget=p["budget"])
-        if p["verbose"]:
-            self._say(f"n={X.shape[0]} centres={m} ({self.sampling}) alpha={alpha:.4g} "
-                      f"targets={Y.shape[1]}; centres chosen in "
-                      f"{time.perf_counter() - start:.2f} s")
+        self._say(f"n={X.shape[0]} centres={m} ({self.sampling}) alpha={alpha:.4g} "
+                  f"targets={Y.shape[1]}; centres chosen in "
+                  f"{time.perf_counter() - start:.2f} s", p)
         unit = np.all(sample_weight == 1.0)
-        beta, info = falkon(
-            X, Y, centers, kernel, alpha=alpha, center_indices=indices,
-            weights=None if unit else sample_weight, max_iter=p["max_iter"], tol=p["tol"],
-            preconditioner=self.preconditioner, dtype=dtype, memory_budget=p["budget"],
-            verbose=p["verbose"], callback=callback,
-        )
+        bar, monitor = self._cg_progress(p)
+        with bar:
+            beta, info = falkon(
+                X, Y, centers, kernel, alpha=alpha, center_indices=indices,
+                weights=None if unit else sample_weight, max_iter=p["max_iter"], tol=p["tol"],
+                preconditioner=self.preconditioner, dtype=dtype, memory_budget=p["budget"],
+                verbose=p["verbose"] >= 2, callback=callback, monitor=monitor,
+            )
         self._set_solution(centers, indices, beta, info, alpha, kernel, dtype, p, start)
 
     def _solve_source(self, source, classifier, callback=None):
@@ -171,15 +183,16 @@ class _NystromKernelRidgeBase(BaseEstimator):
         operator = ChunkedKernelOperator(source, encoder, centers, kernel, dtype, p["budget"])
         rhs, weight_total = operator.targets()
         alpha = self._alpha(weight_total)
-        if p["verbose"]:
-            self._say(f"n={n_rows} (chunked) centres={m} ({self.sampling}, from "
-                      f"{X_sample.shape[0]} sampled rows) alpha={alpha:.4g}")
+        self._say(f"n={n_rows} (chunked) centres={m} ({self.sampling}, from "
+                  f"{X_sample.shape[0]} sampled rows) alpha={alpha:.4g}", p)
         K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=p["budget"])
-        beta, info = falkon_solve(
-            operator, K_mm, rhs / weight_total, lam=alpha / weight_total,
-            weight_total=weight_total, max_iter=p["max_iter"], tol=p["tol"],
-            preconditioner=self.preconditioner, dtype=dtype, verbose=p["verbose"],
-            callback=callback)
+        bar, monitor = self._cg_progress(p)
+        with bar:
+            beta, info = falkon_solve(
+                operator, K_mm, rhs / weight_total, lam=alpha / weight_total,
+                weight_total=weight_total, max_iter=p["max_iter"], tol=p["tol"],
+                preconditioner=self.preconditioner, dtype=dtype, verbose=p["verbose"] >= 2,
+                callback=callback, monitor=monitor)
         self._set_solution(centers, None, beta, info, alpha, kernel, dtype, p, start)
         return self
 
@@ -199,9 +212,8 @@ class _NystromKernelRidgeBase(BaseEstimator):
         self.n_iter_ = info["n_iter"]
         self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], beta.shape[1])
         self.kernel_ = kernel
-        if p["verbose"]:
-            self._say(f"fitted in {time.perf_counter() - start:.2f} s "
-                      f"({self.n_iter_} CG iterations)")
+        self._say(f"fitted in {time.perf_counter() - start:.2f} s "
+                  f"({self.n_iter_} CG iterations)", p)
 
     def _raw_scores(self, X, budget):
         return self.kernel_.expand(X, self.components_, self.dual_coef_.T,
@@ -253,7 +265,8 @@ _PARAMS_DOC = """n_components : int or "auto", default="auto"
     random_state : int, RandomState instance or None, default=None
         Seeds the choice of centres.
     verbose : int, default=0
-        Print the centres, alpha, and each CG iteration's residual and time."""
+        1: a progress bar over the CG iterations (with the residual); 2: print
+        the centres, alpha, and each CG iteration's residual and time."""
 
 _ATTRS_DOC = """components_ : ndarray of shape (n_components_, n_features_in_)
         The centres (named as :class:`Nystroem` names its landmarks).

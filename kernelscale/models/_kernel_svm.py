@@ -12,6 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._progress import progress
 from .._validation import (
     check_sample_weight,
     iter_row_blocks,
@@ -97,7 +98,8 @@ default="rbf"
         Bytes for the temporaries of one block of kernel rows (prediction
         included); None uses :func:`kernelscale.get_config`.
     verbose : int, default=0
-        Print solver progress every ``verbose`` outer iterations (0: silent).
+        1: a progress bar over the binary problems (with the current gap); k >= 2:
+        print solver progress every k outer iterations.
     random_state : int, RandomState instance or None, default=None
         Unused: both solvers are deterministic. Accepted so that parameter
         grids shared with the randomized estimators (and scikit-learn's SVC) work.
@@ -240,28 +242,36 @@ default="rbf"
             problems = list(ovr_problems(self.class_weight, self.classes_, y_index, sw))
         results = []
         shared = None
-        for index, (members, y_pm, c_bounds) in enumerate(problems):
-            Xp = X if members is None else take_rows(X, members, self._precomputed)
-            if members is not None or shared is None:
-                rows = KernelRows(Xp, self.kernel_, budget)
-                cache = RowCache(rows, float(self.cache_size) * 2**20)
-                if members is None:
-                    shared = rows, cache
-            else:
-                rows, cache = shared
-            if self.verbose:
-                print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
-            results.append(self._solve(rows, cache, y_pm, C * c_bounds, tol, max_iter, budget))
+        bar = progress(len(problems), "KernelSVC problems", verbose=self.verbose)
+        with bar:
+            def monitor(n_outer, gap, n_active):
+                if n_outer % 16 == 0:
+                    bar.set_postfix_str(f"gap {gap:.1e} (tol {tol:g}), {n_active} active")
+
+            for index, (members, y_pm, c_bounds) in enumerate(problems):
+                Xp = X if members is None else take_rows(X, members, self._precomputed)
+                if members is not None or shared is None:
+                    rows = KernelRows(Xp, self.kernel_, budget)
+                    cache = RowCache(rows, float(self.cache_size) * 2**20)
+                    if members is None:
+                        shared = rows, cache
+                else:
+                    rows, cache = shared
+                if self.verbose >= 2:
+                    print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
+                results.append(self._solve(rows, cache, y_pm, C * c_bounds, tol, max_iter,
+                                           budget, monitor))
+                bar.update()
         self.fit_time_ = time.perf_counter() - start
         self._store(X, problems, results, y_index)
         return self
 
-    def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget):
+    def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget, monitor=None):
         if self.solver == "subgradient":
             return self._solve_subgradient(rows, y_pm, c_bounds, max_iter, budget)
         return smo(rows, cache, y_pm, c_bounds, tol=tol, max_iter=max_iter,
                    working_set_size=self.working_set_size, shrinking=self.shrinking,
-                   verbose=self.verbose)
+                   verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor)
 
     def _solve_subgradient(self, rows, y_pm, c_bounds, max_iter, budget):
         n = y_pm.size

@@ -12,6 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
+from .._progress import progress
 from .._validation import (
     check_sample_weight,
     check_X_y,
@@ -153,20 +154,28 @@ def fit_linear_svm(
                 print(f"[{name}] problem {k}: iteration {iteration} {state}", flush=True)
         return callback
 
-    if solver == "newton" and len(problems) > 1:
-        hessians = _shared_hessians(Z, problems, weights * C, bias, memory_budget)
-        results = [_solve_one(Z, p[0], penalties(*p), hessian_all=H, callback=report(k), **common)
-                   for k, (p, H) in enumerate(zip(problems, hessians))]
-    elif solver == "dual_cd" and len(problems) > 1 and effective_n_jobs(n_jobs) > 1:
-        jobs = min(len(problems), effective_n_jobs(n_jobs))
-        results = Parallel(n_jobs=jobs, prefer="threads")(
-            delayed(_solve_one)(Z, p[0], penalties(*p), **common) for p in problems)
-    else:
-        results = [_solve_one(Z, p[0], penalties(*p), callback=report(k), **common)
-                   for k, p in enumerate(problems)]
+    bar = progress(len(problems), f"{name} ({solver})", verbose=verbose, unit="problem")
+
+    def counted(result):
+        bar.update()
+        return result
+
+    with bar:
+        if solver == "newton" and len(problems) > 1:
+            hessians = _shared_hessians(Z, problems, weights * C, bias, memory_budget)
+            results = [counted(_solve_one(Z, p[0], penalties(*p), hessian_all=H,
+                                          callback=report(k), **common))
+                       for k, (p, H) in enumerate(zip(problems, hessians))]
+        elif solver == "dual_cd" and len(problems) > 1 and effective_n_jobs(n_jobs) > 1:
+            jobs = min(len(problems), effective_n_jobs(n_jobs))
+            results = Parallel(n_jobs=jobs, prefer="threads")(
+                delayed(_solve_one)(Z, p[0], penalties(*p), **common) for p in problems)
+        else:
+            results = [counted(_solve_one(Z, p[0], penalties(*p), callback=report(k), **common))
+                       for k, p in enumerate(problems)]
     W = np.array([w for w, _, _ in results])
     n_iter = np.array([it for _, it, _ in results])
-    if verbose:
+    if verbose >= 2:
         print(f"[{name}] {len(problems)} problem(s) solved by {solver} in "
               f"{time.perf_counter() - start:.2f}s, iterations {n_iter.tolist()}", flush=True)
     if not all(converged for _, _, converged in results):
@@ -268,7 +277,8 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     memory_budget : int, default=None
         Bytes for row-block temporaries; None uses :func:`kernelscale.get_config`.
     verbose : int, default=0
-        1: a summary per fit; 2: every solver iteration.
+        1: a progress bar over the one-vs-rest problems; 2: a summary per fit and
+        every solver iteration.
     random_state : int, RandomState instance or None, default=None
         Seeds the coordinate order of dual CD.
 

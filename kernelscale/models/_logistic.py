@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._progress import progress
 from .._validation import resolve_memory_budget
 from ..solvers import LogisticProblem, fit_logistic
 from ..sources import dask_method, is_dask_array
@@ -53,6 +54,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
     memory_budget : int, default=None
         Bytes for row-block temporaries.
     verbose : int, default=0
+        1: a progress bar over the solver's iterations; 2: every objective value.
     random_state : int, RandomState instance or None, default=None
         Seeds the feature map.
 
@@ -145,16 +147,20 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         else:
             problems = [(np.where(y_index == c, 1.0, -1.0), 1) for c in range(n_classes)]
         coefs, intercepts, iters, converged = [], [], [], True
-        for targets, columns in problems:
-            problem = LogisticProblem(Z, targets, columns, weights, C, bool(self.fit_intercept),
-                                      budget)
-            coef, intercept, n_iter, ok = fit_logistic(
-                problem, solver=solver, tol=tol, max_iter=max_iter, verbose=self.verbose,
-            )
-            coefs.append(coef)
-            intercepts.append(intercept)
-            iters.append(n_iter)
-            converged &= ok
+        bar = progress(max_iter * len(problems), f"KernelLogisticRegression ({solver})",
+                       verbose=self.verbose)
+        with bar:
+            for targets, columns in problems:
+                problem = LogisticProblem(Z, targets, columns, weights, C,
+                                          bool(self.fit_intercept), budget)
+                coef, intercept, n_iter, ok = fit_logistic(
+                    problem, solver=solver, tol=tol, max_iter=max_iter,
+                    verbose=self.verbose >= 2, callback=bar.update,
+                )
+                coefs.append(coef)
+                intercepts.append(intercept)
+                iters.append(n_iter)
+                converged &= ok
         if not converged:
             warnings.warn(
                 f"The {solver} solver reached max_iter={max_iter} before converging; "

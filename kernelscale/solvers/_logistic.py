@@ -169,11 +169,23 @@ def penalised(loss, grad_coef, grad_b, coef, total, C, fit_intercept):
     return f, grad.ravel()
 
 
-def _progress(intermediate_result):
+def _printer(intermediate_result):
     print(f"[logistic] objective {intermediate_result.fun:.8g}", flush=True)
 
 
-def fit_logistic(problem, *, solver, tol, max_iter, x0=None, verbose=0):
+def _callbacks(verbose, callback):
+    if not verbose and callback is None:
+        return None
+
+    def each(intermediate_result):
+        if verbose:
+            _printer(intermediate_result)
+        if callback is not None:
+            callback()
+    return each
+
+
+def fit_logistic(problem, *, solver, tol, max_iter, x0=None, verbose=0, callback=None):
     """Minimise a :class:`LogisticProblem`.
 
     Parameters
@@ -187,6 +199,9 @@ def fit_logistic(problem, *, solver, tol, max_iter, x0=None, verbose=0):
     x0 : ndarray, default=None
         Warm start (zeros when None).
     verbose : int
+        Print every L-BFGS objective (Newton-CG: scipy's summary).
+    callback : callable, default=None
+        ``callback()`` after every iteration (for progress bars).
 
     Returns
     -------
@@ -201,13 +216,14 @@ def fit_logistic(problem, *, solver, tol, max_iter, x0=None, verbose=0):
             problem.loss_grad, x0, jac=True, method="L-BFGS-B",
             options={"maxiter": max_iter, "gtol": tol, "ftol": 64 * np.finfo(float).eps,
                      "maxls": 50},
-            callback=_progress if verbose else None,
+            callback=_callbacks(verbose, callback),
         )
     else:
         result = scipy.optimize.minimize(
             lambda x: problem.loss_grad(x)[0], x0, jac=lambda x: problem.loss_grad(x)[1],
             hessp=problem.hessp, method="Newton-CG",
             options={"maxiter": max_iter, "xtol": tol, "disp": bool(verbose)},
+            callback=None if callback is None else (lambda xk: callback()),
         )
     coef, intercept = problem.unpack(result.x)
     converged = bool(result.success) or result.nit < max_iter

@@ -38,6 +38,7 @@ __all__ = ["falkon", "falkon_solve"]
 def falkon(
     X, Y, centers, kernel, *, alpha, center_indices=None, weights=None, max_iter=50, tol=1e-6,
     preconditioner=True, dtype=np.float32, memory_budget, verbose=0, callback=None,
+    monitor=None,
 ):
     """Solve Nystrom kernel ridge regression with FALKON's preconditioned CG.
 
@@ -64,6 +65,8 @@ def falkon(
     memory_budget : int
     verbose : int, default=0
         Print iteration, largest residual and elapsed time.
+    monitor : callable, default=None
+        ``monitor(iteration, relative_residuals)`` after every iteration.
     callback : callable, default=None
         ``callback(iteration, beta)`` with the current coefficients.
 
@@ -91,18 +94,22 @@ def falkon(
     rhs = operator.normal_apply(None, Yd) / weight_total
     beta, info = falkon_solve(operator, K_mm, rhs, lam=lam, weight_total=weight_total,
                               max_iter=max_iter, tol=tol, preconditioner=preconditioner,
-                              dtype=dtype, verbose=verbose, callback=callback)
+                              dtype=dtype, verbose=verbose, callback=callback,
+                              monitor=monitor)
     info["kernel_kept"] = operator.kept is not None
     return beta, info
 
 
 def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preconditioner,
-                 dtype, verbose=0, callback=None):
+                 dtype, verbose=0, callback=None, monitor=None):
     """Preconditioned CG on ``H beta = rhs`` given ``operator.normal_apply(V) = K^T D K V``.
 
     ``operator`` is a :class:`KernelOperator` or anything with the same
     ``normal_apply`` (the chunked operator of streamed / dask fits). Returns
     ``(beta, info)`` as :func:`falkon` does, without ``kernel_kept``.
+    ``monitor(iteration, relative_residuals)`` is called after every iteration
+    (cheap: for progress bars), ``callback(iteration, beta)`` with the
+    coefficients (one extra preconditioner application).
     """
     start_time = time.perf_counter()
 
@@ -110,6 +117,8 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preco
         if verbose:
             print(f"[FALKON] iter {iteration:4d}  max residual {relative.max():.3e}  "
                   f"{time.perf_counter() - start_time:8.2f} s", flush=True)
+        if monitor is not None:
+            monitor(iteration, relative)
         if callback is not None:
             callback(iteration, precond.apply(x) if precond is not None else x)
 

@@ -111,7 +111,7 @@ class _State:
 
 
 def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrinking=True,
-        verbose=0, alpha0=None):
+        verbose=0, alpha0=None, monitor=None):
     """Solve the binary SVM dual; see the module docstring.
 
     Parameters
@@ -134,6 +134,8 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         Print progress every ``verbose`` outer iterations (0: silent).
     alpha0 : ndarray, default=None
         Feasible starting point (zeros by default).
+    monitor : callable, default=None
+        ``monitor(n_outer, gap, n_active)`` after every outer iteration (for progress).
 
     Returns
     -------
@@ -226,6 +228,8 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
             mask = _shrinkable(st.y, st.G, st.alpha, st.C, st.n_active, m, M)
             if mask.sum() > max(0.05 * st.n_active, 32):
                 ws = _shrink(st, mask, rows, cache, compact, ws)
+        if monitor is not None:
+            monitor(n_outer, gap, st.n_active)
         if verbose and n_outer % verbose == 0:
             print(f"[SMO] outer {n_outer:5d}  pairs {n_iter:8d}  gap {gap:.3e}  active "
                   f"{st.n_active:7d}  kernel rows {rows.evaluated:8d}  "
