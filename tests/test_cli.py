@@ -263,3 +263,32 @@ def test_subcommand_help(command, capsys):
         main([command, "--help"])
     assert exit_info.value.code == 0
     assert "usage: kernelscale " + command in capsys.readouterr().out
+
+
+def test_the_parsers_names_are_the_librarys():
+    """The parser lists names without importing the library; they must stay the same."""
+    import kernelscale
+    from kernelscale.bench import EXPERIMENTS
+    from kernelscale.cli import _options
+    from kernelscale.datasets import DATASETS
+    from kernelscale.feature_maps import FEATURE_MAPS
+    from kernelscale.kernels import KERNELS
+
+    assert _options.MAP_NAMES == tuple(FEATURE_MAPS)
+    assert set(_options.KERNEL_NAMES) == set(KERNELS)
+    assert _options.EXPERIMENT_NAMES == tuple(EXPERIMENTS)
+    assert _options.DATASET_NAMES == tuple(DATASETS)
+    for name, (cls, _) in _options.MODELS.items():
+        assert hasattr(kernelscale, cls), name
+
+
+def test_help_is_fast_and_lists_defaults():
+    import time
+
+    start = time.perf_counter()
+    result = run("fit", "--help")
+    assert result.returncode == 0
+    assert time.perf_counter() - start < 3.0  # the interpreter's start included
+    for text in ("default: approx-svc", "default: 1000", "default: squared_hinge",
+                 "default: rbf", "default: scale"):
+        assert text in " ".join(result.stdout.split()), text
