@@ -6,7 +6,28 @@ import numba
 import numpy as np
 
 __all__ = ["l1_distances", "rbf_exponent", "scaled_exponent", "tiny_floor", "exp_floor",
-           "flush_tiny"]
+           "flush_tiny", "shift_scale"]
+
+
+@numba.njit(parallel=True, cache=True)
+def _shift_scale(X, shift, scale, out):  # pragma: no cover - compiled
+    n, d = X.shape
+    for i in numba.prange(n):
+        for j in range(d):
+            out[i, j] = (X[i, j] - shift[j]) * scale
+
+
+def shift_scale(X, shift, scale, dtype):
+    """``(X - shift) * scale`` in ``X``'s precision, written as ``dtype``: one pass.
+
+    Computing in the input's precision before the cast keeps features of huge
+    magnitude finite in float32 blocks (the scaled values are of order 1).
+    """
+    out = np.empty(X.shape, dtype=dtype)
+    shift = np.zeros(X.shape[1], dtype=X.dtype) if shift is None \
+        else np.asarray(shift, dtype=X.dtype)
+    _shift_scale(np.ascontiguousarray(X), shift, X.dtype.type(scale), out)
+    return out
 
 
 @numba.njit(parallel=True, cache=True, fastmath=True)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import Kernel
-from ._compiled import exp_floor, l1_distances, rbf_exponent, scaled_exponent
+from ._compiled import exp_floor, l1_distances, rbf_exponent, scaled_exponent, shift_scale
 
 __all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel"]
 
@@ -23,13 +23,10 @@ def _positive(name, value):
 
 
 def _scaled_work(Xb, factor, shift, dtype):
-    """``factor * (Xb - shift)`` computed in the wider of the two precisions, then cast."""
-    work = np.result_type(Xb.dtype, dtype, np.float32)
-    W = np.array(Xb, dtype=work, copy=True) if shift is None \
-        else np.subtract(Xb, shift.astype(work, copy=False), dtype=work)
-    if factor != 1.0:
-        W *= work.type(factor)
-    return np.ascontiguousarray(W, dtype=dtype)
+    """``factor * (Xb - shift)`` computed in the input's precision, then cast (one pass)."""
+    if Xb.dtype not in (np.float32, np.float64):
+        Xb = np.asarray(Xb, dtype=np.float64)
+    return shift_scale(Xb, shift, factor, dtype)
 
 
 def _row_sqnorms(X):
