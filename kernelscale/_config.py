@@ -15,7 +15,8 @@ import numbers
 import re
 from contextvars import ContextVar
 
-__all__ = ["get_config", "set_config", "config_context", "parse_memory", "machine_memory_budget"]
+__all__ = ["get_config", "set_config", "config_context", "parse_memory", "machine_memory_budget",
+           "format_bytes"]
 
 _MIB = 2**20
 # The default budget: this share of the available memory, at least the floor.
@@ -93,6 +94,22 @@ def parse_memory(value, name="memory_budget"):
         raise ValueError(f"{name} must be at least 1 byte, got {value!r}; pass a budget such "
                          "as '256M' or 256 * 2**20.")
     return int(number)
+
+
+def format_bytes(n):
+    """``"1.5 GiB"``-style text for a number of bytes (what ``parse_memory`` reads back).
+
+    Examples
+    --------
+    >>> from kernelscale._config import format_bytes
+    >>> format_bytes(3 * 2**30 // 2), format_bytes(4096)
+    ('1.5G', '4K')
+    """
+    n = float(n)
+    for unit, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return f"{int(n)}"
 
 
 def get_config():

@@ -17,6 +17,7 @@ from ._config import get_config, parse_memory
 __all__ = [
     "MemoryBudgetError",
     "effective_n_jobs",
+    "check_finite_fit",
     "random_seed",
     "check_option",
     "check_int",
@@ -143,6 +144,29 @@ def refuse_chunked(estimator, X):
         )
 
 
+def _located(exc, X, y=None):
+    """scikit-learn's long NaN / inf message replaced by one line that says where it is."""
+    text = str(exc)
+    if "NaN" not in text and "infinity" not in text:
+        return exc
+    name = "X"
+    if text.startswith("Input y") and y is not None:
+        name, X = "y", np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+    try:
+        values = X.tocsr() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+        if sp.issparse(values):
+            k = int(np.flatnonzero(~np.isfinite(values.data))[0])
+            row = int(np.searchsorted(values.indptr, k, side="right") - 1)
+            column = int(values.indices[k])
+        else:
+            row, column = (int(v) for v in np.argwhere(~np.isfinite(values))[0])
+        where = f" (first at row {row}, column {column})"
+    except (IndexError, TypeError, ValueError):
+        where = ""
+    return ValueError(f"{name} contains NaN or infinity{where}; remove or impute those values "
+                      "(e.g. sklearn.impute.SimpleImputer) first.")
+
+
 def check_X(estimator, X, *, reset, accept_sparse="csr"):
     """Validate a feature matrix for ``estimator`` (2-D, finite, non-empty, float).
 
@@ -150,22 +174,23 @@ def check_X(estimator, X, *, reset, accept_sparse="csr"):
     predict / transform time) checks that the feature count matches it.
     """
     refuse_chunked(estimator, X)
-    return validate_data(
-        estimator,
-        X,
-        accept_sparse=accept_sparse,
-        dtype=(np.float64, np.float32),
-        reset=reset,
-    )
+    try:
+        return validate_data(estimator, X, accept_sparse=accept_sparse,
+                             dtype=(np.float64, np.float32), reset=reset)
+    except ValueError as exc:
+        raise _located(exc, X) from None
 
 
 def check_X_y(estimator, X, y, *, reset=True, multi_output=False, y_numeric=False):
     """Validate ``X`` (as :func:`check_X`) and ``y`` (1-D, same length, finite)."""
     refuse_chunked(estimator, X)
-    X, y = validate_data(
-        estimator, X, y, accept_sparse="csr", dtype=(np.float64, np.float32),
-        reset=reset, multi_output=multi_output, y_numeric=y_numeric,
-    )
+    try:
+        X, y = validate_data(
+            estimator, X, y, accept_sparse="csr", dtype=(np.float64, np.float32),
+            reset=reset, multi_output=multi_output, y_numeric=y_numeric,
+        )
+    except ValueError as exc:
+        raise _located(exc, X, y) from None
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("Input y contains NaN or infinity; remove or impute those rows.")
     return X, y
@@ -189,10 +214,31 @@ def check_sample_weight(sample_weight, n_samples):
     if not np.all(np.isfinite(sw)):
         raise ValueError("sample_weight contains NaN or infinity.")
     if np.any(sw < 0):
-        raise ValueError("sample_weight must be non-negative.")
+        raise ValueError(
+            f"sample_weight has {int(np.sum(sw < 0))} negative entries; weights must be >= 0: "
+            "a row of weight 0 is ignored, so drop such rows or give them weight 0 (every "
+            "kernelscale estimator refuses negative weights, which no loss here can use).")
     if not sw.sum() > 0:
         raise ValueError("sample_weight sums to zero: at least one sample needs weight > 0.")
     return sw
+
+
+def check_finite_fit(estimator, *names):
+    """Raise when a fitted attribute holds NaN or infinity (never a silent bad model).
+
+    Parameters
+    ----------
+    estimator : object
+    *names : str
+        Fitted attributes to check (``coef_``, ``intercept_``, ``dual_coef_`` ...).
+    """
+    for name in names:
+        value = getattr(estimator, name, None)
+        if value is not None and not np.all(np.isfinite(np.asarray(value, dtype=np.float64))):
+            raise ValueError(
+                f"{type(estimator).__name__}: the fitted {name} is not finite: the kernel or "
+                "the loss overflowed on these data. Rescale the features (e.g. "
+                "sklearn.preprocessing.StandardScaler), or lower gamma, degree or C.")
 
 
 def iter_row_blocks(n_rows, bytes_per_row, memory_budget, *, what="this computation"):

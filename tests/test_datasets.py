@@ -141,7 +141,7 @@ def test_csv_gzip_and_tab(tmp_path):
         ("a,b,y\n1,2,0\n", {"label_column": "target"}, r"no column named 'target'"),
         ("1,2,0\n", {"label_column": 5}, r"label_column=5 is out of range for 3 columns"),
         ("a,b,y\n", {}, r"no data rows"),
-        ("1,2,0\n", {"label_column": "y"}, r"no column named 'y'"),
+        ("1,2,0\n", {"label_column": "y"}, r"names a column but the file has no header line"),
     ],
 )
 def test_csv_errors(tmp_path, text, kwargs, message):

@@ -11,7 +11,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidgeClassifier
 from kernelscale.datasets import data_dir, load_mnist10k
-from kernelscale.models._falkon import AUTO_PENALTY, auto_n_components
+from kernelscale.models._falkon_settings import AUTO_PENALTY, auto_n_components
 from kernelscale.solvers import (
     FalkonPreconditioner,
     conjugate_gradient,
@@ -253,7 +253,9 @@ def test_conjugate_gradient_solves_independent_columns():
     A = A @ A.T + 30 * np.eye(30)
     B = rng.normal(size=(30, 4))
     B[:, 2] = 0.0  # a zero right-hand side is solved at once
-    x, history, converged = conjugate_gradient(lambda P: A @ P, B, max_iter=100, tol=1e-12)
+    x, history, converged, breakdown = conjugate_gradient(lambda P: A @ P, B, max_iter=100,
+                                                          tol=1e-12)
+    assert not breakdown.any()
     assert converged
     np.testing.assert_allclose(x, np.linalg.solve(A, B), atol=1e-9)
 

@@ -12,8 +12,8 @@ and ``_file_chunks`` (chunked data sets in memory and from files).
 """
 
 from ._chunks import ArrayChunks, ChunkedDataset, NonlinearChunks, default_chunk_rows, random_rows
-from ._file_chunks import CsvChunks, NpyChunks, SvmlightChunks, open_chunks
-from ._files import guess_format, load_csv, load_mnist_idx, load_npz, load_svmlight
+from ._file_chunks import CsvChunks, NpyChunks, open_chunks
+from ._files import guess_format, load_csv, load_mnist_idx, load_npz, sniff_delimiter
 from ._named import (
     DATASETS,
     check_dataset,
@@ -23,10 +23,12 @@ from ._named import (
     load_dataset,
     load_mnist10k,
 )
+from ._svmlight import FeatureCountError, SvmlightChunks, load_svmlight
 from ._synthetic import iter_nonlinear_chunks, make_nonlinear_problem, make_synthetic_problem
 
 __all__ = [
-    "DATASETS", "data_dir", "check_dataset", "load_svmlight", "load_csv", "load_npz", "load_a9a",
+    "DATASETS", "data_dir", "check_dataset", "FeatureCountError", "sniff_delimiter",
+    "load_svmlight", "load_csv", "load_npz", "load_a9a",
     "load_mnist_idx", "load_mnist10k", "load_dataset", "load_data", "guess_format",
     "make_synthetic_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",

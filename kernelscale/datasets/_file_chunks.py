@@ -1,27 +1,26 @@
-"""Chunked readers of files: 2-D ``.npy``, delimited text and svmlight, and ``open_chunks``."""
+"""Chunked readers of files: 2-D ``.npy`` and delimited text, and ``open_chunks`` for any file."""
 
 from __future__ import annotations
 
 import csv
-import io
-import re
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 
-from .._validation import csr_int32
 from ._chunks import ChunkedDataset, default_chunk_rows, random_rows
 from ._files import (
+    check_columns,
+    check_finite_array,
     guess_format,
     is_number,
     label_position,
     open_text,
-    svmlight_line_problem,
+    sniff_delimiter,
     tidy_labels,
 )
+from ._svmlight import SvmlightChunks
 
-__all__ = ["NpyChunks", "CsvChunks", "SvmlightChunks", "open_chunks"]
+__all__ = ["NpyChunks", "CsvChunks", "open_chunks"]
 
 
 class NpyChunks(ChunkedDataset):
@@ -120,11 +119,12 @@ class NpyChunks(ChunkedDataset):
     def _chunks(self):
         dtype = self.file_dtype if self.file_dtype.kind == "f" else np.float64
         last = self.label_at is None or self.label_at == self.shape[1] - 1
-        for block in self._blocks(self.chunk_rows):
+        for k, block in enumerate(self._blocks(self.chunk_rows)):
             if last:
                 X = np.ascontiguousarray(block[:, :self.n_features], dtype=dtype)
             else:
                 X = np.ascontiguousarray(block[:, self._columns], dtype=dtype)
+            check_finite_array(X, self.path, first_row=k * self.chunk_rows)
             y = None if self.label_at is None else tidy_labels(block[:, self.label_at])
             yield X, y
 
@@ -165,13 +165,17 @@ class CsvChunks(ChunkedDataset):
         if first is None:
             raise ValueError(f"{self.path}: no data rows.")
         width = len(first)
+        check_columns(first, delimiter, self.path)
+        if isinstance(label_column, str) and header is not True \
+                and all(is_number(f) for f in first):
+            raise ValueError(f"{self.path}: label_column={label_column!r} names a column but the "
+                             f"file has no header line (its first line is data: "
+                             f"{delimiter.join(first)[:50]!r}); give the label column by "
+                             "position (e.g. -1 for the last).")
         self.label_at = label_position(label_column, first, width, self.path)
         features = [f for k, f in enumerate(first) if k != self.label_at]
         self.skip_header = header is True or (
             header == "infer" and not all(is_number(f) for f in features))
-        if isinstance(label_column, str) and not self.skip_header:
-            raise ValueError(f"{self.path}: label_column={label_column!r} names a column but "
-                             "the file has no header line.")
         self.names = [f.strip() for f in first] if self.skip_header else None
         self.width = width
         self.has_labels = self.label_at is not None
@@ -225,6 +229,14 @@ class CsvChunks(ChunkedDataset):
             X = features.astype(np.float64)
         except ValueError:
             self._raise_bad_field(rows, numbers)
+        bad = np.argwhere(~np.isfinite(X))
+        if bad.size:
+            row, k = int(bad[0][0]), int(bad[0][1])
+            column = [j for j in range(self.width) if j != self.label_at][k]
+            name = self.names[column] if self.names else column + 1
+            raise ValueError(f"{self.path}, line {numbers[row]}, column {name}: "
+                             f"{rows[row][column].strip()!r} is NaN or infinite; remove or "
+                             "impute those values.")
         if not self.has_labels:
             return X, None
         return X, self._labels(table[:, self.label_at], numbers)
@@ -253,105 +265,6 @@ class CsvChunks(ChunkedDataset):
                     raise ValueError(f"{self.path}, line {number}, column {column}: "
                                      f"{field!r} is not a number.")
         raise ValueError(f"{self.path}: a field is not a number.")  # pragma: no cover
-
-
-_INDEX = re.compile(rb"(\d+):")
-
-
-class SvmlightChunks(ChunkedDataset):
-    """An svmlight / LIBSVM file (optionally .gz / .bz2) read as CSR chunks.
-
-    Parameters
-    ----------
-    path : str or Path
-    n_features : int, default=None
-        Columns; None finds the largest index with one pass over the file.
-    chunk_rows : int, default=100_000
-    zero_based : {"auto", True, False}, default="auto"
-        Whether indices start at 0; "auto" decides for the whole file (one pass),
-        as :func:`load_svmlight` does, so every chunk is read the same way.
-    """
-
-    def __init__(self, path, n_features=None, chunk_rows=100_000, zero_based="auto"):
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"No svmlight file at {str(self.path)!r}.")
-        if zero_based not in ("auto", True, False):
-            raise ValueError(f"zero_based must be 'auto', True or False, got {zero_based!r}.")
-        super().__init__(chunk_rows)
-        if zero_based == "auto" or n_features is None:
-            # one pass over the indices: a chunk without index 0 must not be read
-            # one-based when the file is zero-based (as a whole-file load decides)
-            smallest, largest = self._index_range()
-            if zero_based == "auto":
-                zero_based = smallest == 0
-            if n_features is None:
-                n_features = largest + 1 if zero_based else largest
-        self.zero_based = bool(zero_based)
-        self.n_features = int(n_features)
-
-    def _describe(self):
-        return repr(str(self.path))
-
-    def _lines(self):
-        import bz2
-        import gzip
-
-        opener = {".gz": gzip.open, ".bz2": bz2.open}.get(self.path.suffix, open)
-        with opener(self.path, "rb") as fh:
-            yield from fh
-
-    def _index_range(self):
-        smallest, largest = None, 0
-        try:
-            for line in self._lines():
-                found = _INDEX.findall(line.split(b"#", 1)[0])
-                if found:
-                    values = [int(v) for v in found]
-                    largest = max(largest, max(values))
-                    low = min(values)
-                    smallest = low if smallest is None else min(smallest, low)
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"{self.path}: cannot be read ({exc}).") from exc
-        if smallest is None:
-            raise ValueError(f"{self.path}: no features found; is this an svmlight file?")
-        return smallest, largest
-
-    def _chunks(self):
-        lines, first = [], 1
-        try:
-            for number, line in enumerate(self._lines(), start=1):
-                if not line.strip():
-                    continue
-                if not lines:
-                    first = number
-                lines.append(line if line.endswith(b"\n") else line + b"\n")
-                if len(lines) == self.chunk_rows:
-                    yield self._parse(lines, first)
-                    lines = []
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"{self.path}: cannot be read ({exc}).") from exc
-        if lines:
-            yield self._parse(lines, first)
-
-    def _parse(self, lines, first):
-        try:
-            X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=self.n_features,
-                                      zero_based=self.zero_based)
-        except ValueError as exc:
-            for offset, line in enumerate(lines):
-                text = line.decode("utf-8", "replace")
-                problem = svmlight_line_problem(text)
-                limit = self.n_features - (1 if self.zero_based else 0)
-                if problem is None and any(int(v) > limit
-                                           for v in _INDEX.findall(line.split(b"#", 1)[0])):
-                    problem = f"a feature index exceeds n_features={self.n_features}"
-                if problem:
-                    raise ValueError(f"{self.path}: not a valid svmlight file: line "
-                                     f"{first + offset}: {problem} in {text.strip()[:60]!r} "
-                                     f"({exc}).") from exc
-            raise ValueError(f"{self.path}: not a valid svmlight file ({exc}).") from exc
-        return csr_int32(X.tocsr()), tidy_labels(y)
 
 
 def open_chunks(path, *, format="auto", chunk_rows=None, label_column=-1, n_features=None,
@@ -408,7 +321,7 @@ def open_chunks(path, *, format="auto", chunk_rows=None, label_column=-1, n_feat
         return NpyChunks(path, label_column, chunk_rows, memory_budget)
     if kind == "csv":
         if delimiter is None:
-            delimiter = "\t" if ".tsv" in suffixes else ","
+            delimiter = "\t" if ".tsv" in suffixes else sniff_delimiter(path)
         return CsvChunks(path, label_column, delimiter=delimiter, chunk_rows=chunk_rows,
                          memory_budget=memory_budget)
     return SvmlightChunks(path, n_features, chunk_rows or 100_000)

@@ -1,4 +1,4 @@
-"""File parsers: svmlight / LIBSVM, delimited text, NumPy .npz and MNIST's IDX files.
+"""File parsers: delimited text, NumPy .npz, MNIST's IDX files, and what they share.
 
 Every parser reports a malformed file with the line (and column) at fault.
 """
@@ -13,55 +13,12 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_svmlight_file
-
-from .._validation import csr_int32
 
 __all__ = [
-    "load_svmlight", "load_csv", "load_npz", "load_mnist_idx", "guess_format", "open_text",
-    "svmlight_line_problem", "is_number", "label_position", "tidy_labels", "FORMATS",
+    "load_csv", "load_npz", "load_mnist_idx", "guess_format", "open_text", "is_number",
+    "label_position", "tidy_labels", "FORMATS", "sniff_delimiter", "check_columns",
+    "check_finite_array",
 ]
-
-
-def load_svmlight(path, n_features=None, *, dtype=np.float64):
-    """Load an svmlight / LIBSVM file (optionally .gz or .bz2) as CSR + labels.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file.
-    n_features : int, default=None
-        Number of columns; None infers it from the largest index present (pass
-        it for a test split whose last columns happen to be empty).
-    dtype : numpy dtype, default=np.float64
-        dtype of the feature matrix.
-
-    Returns
-    -------
-    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
-    y : ndarray of shape (n_samples,)
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from kernelscale.datasets import load_svmlight
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = os.path.join(d, "toy.svm")
-    ...     _ = open(p, "w").write("+1 1:0.5 3:1\\n-1 2:2\\n")
-    ...     X, y = load_svmlight(p)
-    >>> X.shape, y.tolist()
-    ((2, 3), [1.0, -1.0])
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No svmlight file at {str(path)!r}.")
-    try:
-        X, y = load_svmlight_file(str(path), n_features=n_features, dtype=dtype)
-    except (ValueError, OSError, EOFError) as exc:
-        where = first_bad_svmlight_line(path)
-        raise ValueError(f"{path}: not a valid svmlight file"
-                         f"{': ' + where if where else ''} ({exc}).") from exc
-    return csr_int32(X.tocsr()), y
 
 
 def open_text(path):
@@ -72,45 +29,6 @@ def open_text(path):
     if path.suffix == ".bz2":
         return io.TextIOWrapper(bz2.open(path, "rb"), encoding="utf-8", errors="replace")
     return open(path, encoding="utf-8", errors="replace", newline="")
-
-
-def first_bad_svmlight_line(path):
-    """Describe the first line sklearn's parser rejects, for an error message (or None)."""
-    try:
-        with open_text(path) as fh:
-            for number, line in enumerate(fh, start=1):
-                reason = svmlight_line_problem(line)
-                if reason:
-                    text = line.strip()
-                    return f"line {number}: {reason} in {text[:60]!r}"
-    except (OSError, EOFError, ValueError) as exc:
-        return f"cannot be read ({exc})"
-    return None
-
-
-def svmlight_line_problem(line):
-    tokens = line.split("#", 1)[0].split()
-    if not tokens:
-        return None
-    try:
-        float(tokens[0])
-    except ValueError:
-        return f"label {tokens[0]!r} is not a number"
-    last = -1
-    for token in tokens[1:]:
-        index, sep, value = token.partition(":")
-        if not sep:
-            return f"{token!r} is not of the form index:value"
-        if index == "qid":
-            continue
-        try:
-            index, value = int(index), float(value)
-        except ValueError:
-            return f"{token!r} is not of the form integer-index:number"
-        if index <= last:
-            return "feature indices are not sorted and unique"
-        last = index
-    return None
 
 
 def is_number(text):
@@ -176,13 +94,18 @@ def load_csv(path, label_column=-1, *, header="infer", delimiter=",", dtype=np.f
                     continue
                 if width is None:
                     width = len(fields)
+                    check_columns(fields, delimiter, path)
+                    if isinstance(label_column, str) and header is not True \
+                            and all(is_number(f) for f in fields):
+                        raise ValueError(
+                            f"{path}: label_column={label_column!r} names a column but the "
+                            f"file has no header line (its first line is data: "
+                            f"{delimiter.join(fields)[:50]!r}); give the label column by "
+                            "position (e.g. -1 for the last).")
                     label_at = label_position(label_column, fields, width, path)
                     feature_fields = [f for k, f in enumerate(fields) if k != label_at]
                     is_header = header is True or (
                         header == "infer" and not all(is_number(f) for f in feature_fields))
-                    if isinstance(label_column, str) and not is_header:
-                        raise ValueError(f"{path}: label_column={label_column!r} names a column "
-                                         "but the file has no header line.")
                     if is_header:
                         names = [f.strip() for f in fields]
                         continue
@@ -196,11 +119,17 @@ def load_csv(path, label_column=-1, *, header="infer", delimiter=",", dtype=np.f
                         labels.append(field.strip())
                         continue
                     try:
-                        values.append(float(field))
+                        value = float(field)
                     except ValueError:
                         column = names[k] if names else k + 1
                         raise ValueError(f"{path}, line {number}, column {column}: "
                                          f"{field!r} is not a number.") from None
+                    if not np.isfinite(value):
+                        column = names[k] if names else k + 1
+                        raise ValueError(f"{path}, line {number}, column {column}: "
+                                         f"{field.strip()!r} is NaN or infinite; remove or "
+                                         "impute those values.")
+                    values.append(value)
                 rows.append(values)
     except (UnicodeError, csv.Error, EOFError, OSError) as exc:
         raise ValueError(f"{path}: cannot be read as delimited text ({exc}).") from exc
@@ -208,6 +137,40 @@ def load_csv(path, label_column=-1, *, header="infer", delimiter=",", dtype=np.f
         raise ValueError(f"{path}: no data rows.")
     X = np.asarray(rows, dtype=dtype)
     return X, (None if label_at is None else tidy_labels(np.asarray(labels)))
+
+
+def sniff_delimiter(path):
+    """The field separator of a delimited text file: ``,``, ``;``, tab or ``|``.
+
+    Read off its first lines (csv.Sniffer); a comma when they do not tell.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from kernelscale.datasets._files import sniff_delimiter
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "semi.csv")
+    ...     _ = open(p, "w").write("a;b;y\\n1;2;0\\n3;4;1\\n")
+    ...     sniff_delimiter(p)
+    ';'
+    """
+    try:
+        with open_text(path) as fh:
+            sample = "".join(line for _, line in zip(range(20), fh))
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except (csv.Error, OSError, EOFError, UnicodeError):
+        return ","
+
+
+def check_columns(fields, delimiter, path):
+    """Refuse a file whose lines are one field: the delimiter was not the file's."""
+    if len(fields) == 1:
+        line = fields[0]
+        other = next((d for d in (";", "\t", "|", ",") if d != delimiter and d in line), None)
+        hint = f"; it looks separated by {other!r}" if other else ""
+        raise ValueError(f"{path}: every field of its first line is one column when split by "
+                         f"{delimiter!r}{hint}; pass the separator (--delimiter, or delimiter=) "
+                         "or check the format.")
 
 
 def label_position(label_column, fields, width, path):
@@ -269,6 +232,7 @@ def load_npz(path):
         raise ValueError(f"{path}: not a valid .npz archive ({exc}).") from exc
     if X.ndim != 2:
         raise ValueError(f"{path}: X must be 2-D, got shape {X.shape}.")
+    check_finite_array(X, path)
     if y is not None and len(y) != len(X):
         raise ValueError(f"{path}: X has {len(X)} rows but y has {len(y)} labels.")
     return X, y
@@ -349,3 +313,15 @@ def guess_format(path):
     if last in (".npz", ".npy"):
         return last[1:]
     return "svmlight"
+
+
+def check_finite_array(X, where, first_row=0):
+    """Raise naming the row and column of the first NaN / infinite entry of numeric ``X``."""
+    X = np.asarray(X)
+    if X.dtype.kind != "f":
+        return
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        row, column = bad[0]
+        raise ValueError(f"{where}: row {first_row + int(row)}, column {int(column)} is "
+                         f"{X[row, column]} (NaN or infinity); remove or impute those values.")

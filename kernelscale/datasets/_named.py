@@ -8,13 +8,15 @@ from pathlib import Path
 from ._file_chunks import NpyChunks
 from ._files import (
     FORMATS,
+    check_finite_array,
     guess_format,
     load_csv,
     load_mnist_idx,
     load_npz,
-    load_svmlight,
+    sniff_delimiter,
     tidy_labels,
 )
+from ._svmlight import load_svmlight
 
 __all__ = ["DATASETS", "data_dir", "check_dataset", "load_a9a", "load_mnist10k", "load_dataset",
            "load_data"]
@@ -186,7 +188,8 @@ def load_data(source, *, format="auto", n_features=None, label_column=-1, delimi
     label_column : int, str or None, default=-1
         CSV or ``.npy`` label column (see :func:`load_csv`).
     delimiter : str, default=None
-        CSV separator; None means "," (tab for ``.tsv``).
+        CSV separator; None detects it (comma, semicolon, tab or bar; tab for
+        ``.tsv``).
     data_directory : str or Path, default=None
         Where named data sets live; None uses :func:`data_dir`.
 
@@ -218,11 +221,13 @@ def load_data(source, *, format="auto", n_features=None, label_column=-1, delimi
         X, y = load_svmlight(path, n_features=n_features)
     elif kind == "csv":
         if delimiter is None:
-            delimiter = "\t" if ".tsv" in [s.lower() for s in path.suffixes] else ","
+            delimiter = "\t" if ".tsv" in [s.lower() for s in path.suffixes] \
+                else sniff_delimiter(path)
         X, y = load_csv(path, label_column=label_column, delimiter=delimiter)
     elif kind == "npy":
         data = NpyChunks(path, label_column)
         X, y = data.head(data.n_samples)
+        check_finite_array(X, path)
     else:
         X, y = load_npz(path)
     return X, (None if y is None else tidy_labels(y))

@@ -30,9 +30,35 @@ def _rows(X, indices):
     return np.asarray(rows, dtype=np.float64)
 
 
+def _distinct(rows):
+    """Positions of the first occurrence of each distinct row (dense float64 rows)."""
+    view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))
+    _, first = np.unique(view.ravel(), return_index=True)
+    return np.sort(first)
+
+
 def _uniform(X, m, rng):
-    indices = np.sort(rng.choice(X.shape[0], size=m, replace=False))
-    return _rows(X, indices), indices
+    """``m`` distinct rows drawn uniformly without replacement.
+
+    A duplicated row adds nothing to ``K_mm`` (binary data such as a9a repeat
+    rows: 22 of 1,000 uniformly drawn a9a rows were duplicates), so duplicates
+    are replaced by further draws while the data have distinct rows left.
+    """
+    n = X.shape[0]
+    order = rng.permutation(n)
+    take = order[:m]
+    rows = _rows(X, np.sort(take))
+    keep = _distinct(rows)
+    next_row = m
+    while keep.size < m and next_row < n:
+        chosen = np.sort(take)[keep]
+        extra = order[next_row:next_row + (m - keep.size)]
+        next_row += extra.size
+        take = np.concatenate([chosen, extra])
+        rows = _rows(X, np.sort(take))
+        keep = _distinct(rows)
+    indices = np.sort(take)[keep]
+    return rows[keep], indices
 
 
 def _kmeans(X, m, rng):

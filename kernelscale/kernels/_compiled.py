@@ -11,6 +11,8 @@ __all__ = ["l1_distances", "rbf_exponent", "scaled_exponent", "tiny_floor", "exp
 
 @numba.njit(parallel=True, cache=True)
 def _shift_scale(X, shift, scale, out):  # pragma: no cover - compiled
+    # shift and scale carry the working precision: X[i, j] - shift[j] is computed
+    # in the wider of X's and theirs
     n, d = X.shape
     for i in numba.prange(n):
         for j in range(d):
@@ -18,15 +20,18 @@ def _shift_scale(X, shift, scale, out):  # pragma: no cover - compiled
 
 
 def shift_scale(X, shift, scale, dtype):
-    """``(X - shift) * scale`` in ``X``'s precision, written as ``dtype``: one pass.
+    """``(X - shift) * scale`` written as ``dtype``, in one pass.
 
-    Computing in the input's precision before the cast keeps features of huge
-    magnitude finite in float32 blocks (the scaled values are of order 1).
+    The arithmetic runs in the wider of ``X``'s precision and ``dtype``: float64
+    input keeps features of huge magnitude finite on their way to float32 blocks
+    (the scaled values are of order 1), and float64 output of float32 input is
+    float64 arithmetic.
     """
+    work = np.result_type(X.dtype, dtype)
     out = np.empty(X.shape, dtype=dtype)
-    shift = np.zeros(X.shape[1], dtype=X.dtype) if shift is None \
-        else np.asarray(shift, dtype=X.dtype)
-    _shift_scale(np.ascontiguousarray(X), shift, X.dtype.type(scale), out)
+    shift = np.zeros(X.shape[1], dtype=work) if shift is None \
+        else np.asarray(shift, dtype=work)
+    _shift_scale(np.ascontiguousarray(X), shift, work.type(scale), out)
     return out
 
 

@@ -73,7 +73,9 @@ MAP_SAMPLE_ROWS = 20_000
 
 def chunked_source(estimator, X, y, sample_weight):
     """The row source of a chunked ``fit`` input, or None for in-memory input."""
-    return row_source(X, y, sample_weight, verbose=getattr(estimator, "verbose", 0) or 0)
+    return row_source(X, y, sample_weight, verbose=getattr(estimator, "verbose", 0) or 0,
+                      memory_budget=resolve_memory_budget(getattr(estimator, "memory_budget",
+                                                                  None)))
 
 
 def _check_source_width(estimator, source):

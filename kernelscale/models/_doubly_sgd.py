@@ -12,6 +12,7 @@ from sklearn.utils import check_random_state
 from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._progress import progress
 from .._validation import (
+    check_finite_fit,
     check_sample_weight,
     check_X_y,
     dense_rows,
@@ -142,7 +143,7 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- checks
 
     _parameter_constraints = {
-        "C": [Interval("real", 0, None, closed="neither")],
+        "C": [Interval("real", 0, None, closed="neither", inf=True)],
         "kernel": [Options("rbf", "laplacian")],
         "gamma": KERNEL_CONSTRAINTS["gamma"],
         "loss": [Options("hinge", "log_loss")],
@@ -362,6 +363,7 @@ class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         else:
             self.coef_, self.intercept_ = st["coef"], st["intercept"]
         self.n_iter_ = st["t"]
+        check_finite_fit(self, "coef_", "intercept_")
 
     @staticmethod
     def _dense_copy(X, memory_budget):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 
@@ -13,7 +12,7 @@ from sklearn.utils import check_random_state
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._progress import progress
-from .._validation import resolve_dtype, resolve_memory_budget
+from .._validation import check_finite_fit, resolve_dtype, resolve_memory_budget
 from ..feature_maps import SAMPLINGS, select_landmarks
 from ..kernels import KERNEL_CONSTRAINTS, make_kernel
 from ..solvers import ChunkedKernelOperator, falkon, falkon_solve
@@ -25,39 +24,19 @@ from ._chunked_fits import (
     chunked_source,
     source_classes,
 )
+from ._falkon_settings import (
+    ATTRS_DOC,
+    AUTO_PENALTY,
+    PARAMS_DOC,
+    auto_n_components,
+    convergence_message,
+    recompute_message,
+)
 from ._multiclass import CLASS_WEIGHT_DOC, classifier_data, plus_minus_targets
 from ._shells import ClassifierShell, RegressorShell
 
 __all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY",
            "auto_n_components"]
-
-#: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
-#: restriction to m centres and CG's early stopping regularise too, so the
-#: explicit penalty can be small; noisy targets want more (a9a: ``1e-4 * n``).
-#: Much smaller penalties drown in the float32 kernel's round-off (relative
-#: 1e-7): the coefficients grow like 1 / lam and their cancellation in
-#: ``K(x, C) @ beta`` loses every digit.
-AUTO_PENALTY = 1e-6
-
-# n_components="auto": FALKON's statistical rate needs O(sqrt(n) log n) centres; this
-# constant times that, at least this floor, capped so K(X, C) stays within the
-# memory budget and the O(m^3) factorisations stay affordable.
-_AUTO_CENTER_FACTOR = 7.0
-_AUTO_CENTER_FLOOR = 1000
-_AUTO_CENTER_CAP = 10_000
-
-
-def auto_n_components(n_samples, memory_budget, itemsize):
-    """The number of centres ``n_components="auto"`` uses for ``n_samples`` rows.
-
-    ``min(n, max(1000, min(7 sqrt(n) ln(n), 10000, m_fit)))`` where ``m_fit``
-    is the most centres whose ``K(X, C)`` fits in ``memory_budget`` (so it is
-    computed once, not at every CG iteration).
-    """
-    target = _AUTO_CENTER_FACTOR * math.sqrt(n_samples) * math.log(max(n_samples, 2))
-    fit = memory_budget // max(n_samples * itemsize, 1)
-    return int(min(n_samples, max(_AUTO_CENTER_FLOOR, min(target, _AUTO_CENTER_CAP, fit))))
-
 
 class _NystromKernelRidgeBase(BaseEstimator):
     _parameter_constraints = {
@@ -98,7 +77,7 @@ class _NystromKernelRidgeBase(BaseEstimator):
 
     def _n_components(self, n_samples, budget, itemsize):
         if isinstance(self.n_components, str):
-            return auto_n_components(n_samples, budget, itemsize)
+            return auto_n_components(n_samples, budget, itemsize, warn=True)
         m = int(self.n_components)
         if m > n_samples:
             warnings.warn(
@@ -158,9 +137,23 @@ class _NystromKernelRidgeBase(BaseEstimator):
         self._set_solution(centers, indices, beta, info, alpha, kernel, dtype, p, start)
 
     def _solve_source(self, source, classifier, callback=None):
-        """FALKON on a row source: every CG iteration is one pass over the chunks."""
+        """FALKON on a row source: every CG iteration is one pass over the chunks.
+
+        A stream whose rows fit the memory budget is read once and fitted in
+        memory instead (``K(X, C)`` then computed once when it fits too).
+        """
         start = time.perf_counter()
         p = self._solver_params()
+        data = source.in_memory() if hasattr(source, "in_memory") else None
+        if data is not None:
+            X, y = data
+            if classifier:
+                X, y_index, weights = classifier_data(self, X, y, None)
+                self._solve(X, plus_minus_targets(y_index, len(self.classes_)), weights,
+                            callback)
+            else:
+                self._solve(*self._regression_data(X, y, None), callback=callback)
+            return self
         if classifier:
             totals = source_classes(self, source, need_weights=True)
             encoder = ChunkTargets(self.classes_, "plus_minus",
@@ -197,16 +190,16 @@ class _NystromKernelRidgeBase(BaseEstimator):
         return self
 
     def _set_solution(self, centers, indices, beta, info, alpha, kernel, dtype, p, start):
-        if not info["converged"]:
-            warnings.warn(
-                f"Conjugate gradient stopped at max_iter={p['max_iter']} with relative residual "
-                f"{info['residuals'][-1].max():.2e} > tol={p['tol']:g}; increase max_iter or tol "
-                "(a few tens of iterations usually reach the best test accuracy).",
-                ConvergenceWarning, stacklevel=4,
-            )
+        message = convergence_message(info, p["max_iter"], p["tol"], dtype, alpha)
+        if message:
+            warnings.warn(message, ConvergenceWarning, stacklevel=4)
+        if info.get("kernel_kept") is False:
+            warnings.warn(recompute_message(info["n_rows"], centers.shape[0], dtype, p["budget"],
+                                            info["n_iter"]), UserWarning, stacklevel=4)
         self.components_ = np.asarray(centers, dtype=dtype)
         self.component_indices_ = indices
         self.dual_coef_ = beta.T.copy()
+        check_finite_fit(self, "dual_coef_")
         self.alpha_ = alpha
         self.n_components_ = centers.shape[0]
         self.n_iter_ = info["n_iter"]
@@ -225,67 +218,6 @@ class _NystromKernelRidgeBase(BaseEstimator):
         return tags
 
 
-_PARAMS_DOC = """n_components : int or "auto", default="auto"
-        Number of Nystrom centres m (the size of the approximation). "auto"
-        uses ``7 sqrt(n) ln(n)`` (FALKON's ``O(sqrt(n) log n)``), at least
-        1000, at most 10,000 and at most what keeps ``K(X, C)`` within
-        ``memory_budget``, never more than n. m = n with a tiny ``tol`` is
-        exact kernel ridge regression.
-    sampling : {"uniform", "leverage", "kmeans"}, default="uniform"
-        How centres are chosen (the Nystrom landmark samplers, the same name
-        as :class:`Nystroem`'s): uniformly, by approximate ridge leverage
-        scores, or as k-means centroids.
-    kernel : str or callable, default="rbf"
-        "linear", "polynomial", "rbf", "laplacian" or a callable.
-    gamma : {"scale", "auto"} or float, default="scale"
-    degree : int, default=3
-    coef0 : float, default=0.0
-    kernel_params : dict, default=None
-        Keyword arguments of a callable kernel.
-    alpha : float or "auto", default="auto"
-        Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``, the meaning
-        it has in :class:`sklearn.kernel_ridge.KernelRidge` (FALKON's penalty
-        is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
-        early stopping regularise too, yet well above float32 round-off;
-        noisy targets want more (a9a: ``1e-4 n``).
-    max_iter : int, default=50
-        Most CG iterations; each is one pass over ``K(X, C)``.
-    tol : float, default=1e-3
-        Stop when every target's relative residual (of the preconditioned
-        system) is below ``tol``.
-    preconditioner : bool, default=True
-        FALKON's Cholesky preconditioner; False runs plain CG, for comparison.
-    dtype : {"float32", "float64"}, default="float32"
-        dtype of the kernel blocks and of the O(m^3) factorisations; CG vectors
-        and sums across blocks are float64.
-    memory_budget : int, default=None
-        Bytes for ``K(X, C)``: kept whole when it fits (computed once),
-        otherwise recomputed in blocks of this size at every iteration. The
-        m x m factors come on top (two of ``m^2`` dtype entries).
-    random_state : int, RandomState instance or None, default=None
-        Seeds the choice of centres.
-    verbose : int, default=0
-        1: a progress bar over the CG iterations (with the residual); 2: print
-        the centres, alpha, and each CG iteration's residual and time."""
-
-_ATTRS_DOC = """components_ : ndarray of shape (n_components_, n_features_in_)
-        The centres (named as :class:`Nystroem` names its landmarks).
-    component_indices_ : ndarray of shape (n_components_,) or None
-        Rows of the training data the centres are (None for k-means centres).
-    dual_coef_ : ndarray of shape (n_targets, n_components_)
-        Predictions are ``K(X, components_) @ dual_coef_.T``.
-    kernel_ : kernelscale.kernels.Kernel
-        The kernel, its parameters resolved.
-    alpha_ : float
-        The penalty used.
-    n_components_ : int
-    n_iter_ : int
-        CG iterations run.
-    residuals_ : ndarray of shape (n_iter_, n_targets)
-        Relative residual after each iteration.
-    n_features_in_ : int"""
-
-
 class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase):
     __doc__ = """Kernel ridge regression on Nystrom centres, solved by FALKON's preconditioned CG.
 
@@ -299,11 +231,11 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
 
     Parameters
     ----------
-    """ + _PARAMS_DOC + """
+    """ + PARAMS_DOC + """
 
     Attributes
     ----------
-    """ + _ATTRS_DOC + """
+    """ + ATTRS_DOC + """
 
     Examples
     --------
@@ -344,13 +276,13 @@ class NystromKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _NystromKer
 
     Parameters
     ----------
-    """ + _PARAMS_DOC + """
+    """ + PARAMS_DOC + """
     """ + CLASS_WEIGHT_DOC + """
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    """ + _ATTRS_DOC + """
+    """ + ATTRS_DOC + """
 
     Examples
     --------

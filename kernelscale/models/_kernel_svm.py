@@ -14,6 +14,7 @@ from sklearn.utils.validation import validate_data
 from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._progress import progress
 from .._validation import (
+    check_finite_fit,
     check_sample_weight,
     iter_row_blocks,
     refuse_chunked,
@@ -143,7 +144,7 @@ default="rbf"
     _parameter_constraints = {
         **KERNEL_CONSTRAINTS,
         "kernel": [*KERNEL_CONSTRAINTS["kernel"], Options("precomputed")],
-        "C": [Interval("real", 0, None, closed="neither")],
+        "C": [Interval("real", 0, None, closed="neither", inf=True)],
         "tol": [Interval("real", 0, None, closed="neither")],
         "cache_size": [Interval("real", 0, None, closed="neither")],
         "class_weight": [None, "dict", Options(*CLASS_WEIGHTS)],
@@ -191,6 +192,8 @@ default="rbf"
 
     def _validate_params(self):
         validate_params(self)
+        if self.C == np.inf and self.solver != "smo":
+            raise ValueError("C=inf (a hard margin) needs solver='smo'.")
         if self.multiclass == "ovr" and self.decision_function_shape == "ovo":
             raise ValueError("decision_function_shape='ovo' needs one-vs-one training "
                              "(multiclass='ovo'); one-vs-rest gives one score per class.")
@@ -259,11 +262,14 @@ default="rbf"
                     rows, cache = shared
                 if self.verbose >= 2:
                     print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
-                results.append(self._solve(rows, cache, y_pm, C * c_bounds, tol, max_iter,
+                    # a zero weight stays 0 even for C = inf (a hard margin)
+                bounds = np.where(c_bounds > 0, C * c_bounds, 0.0)
+                results.append(self._solve(rows, cache, y_pm, bounds, tol, max_iter,
                                            budget, monitor))
                 bar.update()
         self.fit_time_ = time.perf_counter() - start
         self._store(X, problems, results, y_index)
+        check_finite_fit(self, "dual_coef_", "intercept_")  # scikit-learn's SVC raises too
         return self
 
     def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget, monitor=None):
@@ -317,6 +323,17 @@ default="rbf"
             self.support_vectors_ = np.empty((0, X.shape[1]))
         else:
             self.support_vectors_ = X[self.support_]
+
+    @property
+    def coef_(self):
+        """Weights in input space, ``dual_coef_ @ support_vectors_`` (linear kernel only).
+
+        ndarray of shape (n_problems, n_features), as :class:`sklearn.svm.SVC`'s.
+        """
+        if not (isinstance(self.kernel, str) and self.kernel == "linear"):
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        sv = self.support_vectors_
+        return np.asarray(self.dual_coef_ @ (sv.toarray() if sp.issparse(sv) else sv))
 
     # -------------------------------------------------------------- predict
 

@@ -14,6 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
 from .._progress import progress
 from .._validation import (
+    check_finite_fit,
     check_sample_weight,
     check_X_y,
     effective_n_jobs,
@@ -57,6 +58,8 @@ _DUAL_CD_ROWS_PER_FEATURE = 20
 
 #: The parameters every linear-SVM estimator shares (LinearSVC, ApproxKernelSVC).
 SVM_CONSTRAINTS = {
+    # finite, as scikit-learn's LinearSVC: the primal solvers need a finite objective
+    # (KernelSVC(kernel="linear", C=np.inf) is the hard-margin SVM)
     "C": [Interval("real", 0, None, closed="neither")],
     "loss": [Options(*LOSSES)],
     "fit_intercept": ["boolean"],
@@ -223,6 +226,7 @@ def fit_svm_estimator(est, X, y, sample_weight, features):
         seed=random_seed(est.random_state), verbose=est.verbose, name=type(est).__name__,
     )
     est.n_iter_ = int(n_iter.max())
+    check_finite_fit(est, "coef_", "intercept_")
     return est
 
 

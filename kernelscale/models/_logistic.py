@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._progress import progress
-from .._validation import resolve_memory_budget
+from .._validation import check_finite_fit, resolve_memory_budget
 from ..solvers import LogisticProblem, fit_logistic
 from ..sources import dask_method, is_dask_array
 from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
@@ -83,7 +83,8 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
 
     _parameter_constraints = {
         **APPROX_CONSTRAINTS,
-        "C": [Interval("real", 0, None, closed="neither")],
+        # C = inf: no penalty (scikit-learn accepts it too)
+        "C": [Interval("real", 0, None, closed="neither", inf=True)],
         "multiclass": [Options("multinomial", "ovr")],
         "solver": [Options("lbfgs", "newton-cg")],
         "fit_intercept": ["boolean"],
@@ -171,6 +172,7 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         self.intercept_ = np.concatenate(intercepts)
         self.n_iter_ = max(iters)
         self._multinomial = n_classes > 2 and multiclass == "multinomial"
+        check_finite_fit(self, "coef_", "intercept_")
         return self
 
     def predict_proba(self, X):

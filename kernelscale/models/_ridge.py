@@ -5,7 +5,7 @@ from __future__ import annotations
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from .._constraints import Interval, Options, validate_params
-from .._validation import resolve_memory_budget
+from .._validation import check_finite_fit, resolve_memory_budget
 from ..solvers import RidgeStatistics, accumulate, solve_ridge
 from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._chunked_fits import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
@@ -51,6 +51,7 @@ class _RidgeBase(ApproxKernelMixin, BaseEstimator):
         stats = accumulate(Z, Y, sample_weight, budget)
         self._partial = stats
         self.coef_, self.intercept_ = solve_ridge(stats, alpha, self.fit_intercept)
+        check_finite_fit(self, "coef_", "intercept_")
 
     def _partial_fit(self, X, y, classes, sample_weight, classifier):
         alpha = self._alpha()

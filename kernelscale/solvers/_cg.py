@@ -30,6 +30,12 @@ def conjugate_gradient(apply, b, *, max_iter, tol, callback=None):
     history : list of ndarray
         Relative residual of every column after each iteration.
     converged : bool
+        Every column reached ``tol``.
+    breakdown : ndarray of shape (t,), int
+        For each column, the iteration at which CG broke down (a non-positive
+        curvature ``p^T A p <= 0`` before reaching ``tol``: the operator is not
+        positive definite to working precision), or 0. A broken-down column
+        stops there and keeps its last iterate.
     """
     x = np.zeros_like(b)
     r = b.copy()
@@ -39,13 +45,16 @@ def conjugate_gradient(apply, b, *, max_iter, tol, callback=None):
     r0 = np.where(active, r0, 1.0)
     p = r.copy()
     history = []
+    breakdown = np.zeros(b.shape[1], dtype=int)
     for iteration in range(1, max_iter + 1):
         if not active.any():
             break
         Ap = apply(p)
         pAp = np.einsum("ij,ij->j", p, Ap)
-        # A non-positive curvature can only be round-off once the column has
-        # converged as far as the arithmetic allows: stop that column there.
+        # A non-positive curvature: the operator is not positive definite (to
+        # working precision); that column cannot go on, and it is reported
+        broke = active & ~(pAp > 0)
+        breakdown[broke] = iteration
         active &= pAp > 0
         step = np.where(active, rr / np.where(active, pAp, 1.0), 0.0)
         x += step * p
@@ -59,5 +68,5 @@ def conjugate_gradient(apply, b, *, max_iter, tol, callback=None):
         beta = np.where(active, rr_new / np.where(rr > 0, rr, 1.0), 0.0)
         p = r + beta * p
         rr = rr_new
-    converged = bool(np.all(history[-1] <= tol)) if history else True
-    return x, history, converged
+    converged = (bool(np.all(history[-1] <= tol)) if history else True) and not breakdown.any()
+    return x, history, converged, breakdown

@@ -75,7 +75,9 @@ def falkon(
     beta : ndarray of shape (m, n_targets)
     info : dict
         ``n_iter``, ``residuals`` (list of arrays, one per iteration),
-        ``converged``, ``kernel_kept``.
+        ``converged``, ``breakdown`` (per target: the CG iteration at which
+        the system stopped being positive definite to working precision, or 0),
+        ``kernel_kept``.
     """
     m = centers.shape[0]
     weight_total = float(len(Y) if weights is None else np.sum(weights))
@@ -97,6 +99,7 @@ def falkon(
                               dtype=dtype, verbose=verbose, callback=callback,
                               monitor=monitor)
     info["kernel_kept"] = operator.kept is not None
+    info["n_rows"] = X.shape[0]
     return beta, info
 
 
@@ -126,7 +129,7 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preco
         precond = FalkonPreconditioner(K_mm, lam, dtype)
         del K_mm
         system = precond.system(operator, weight_total)
-        u, history, converged = conjugate_gradient(
+        u, history, converged, breakdown = conjugate_gradient(
             system, precond.apply_transpose(rhs), max_iter=max_iter, tol=tol, callback=report,
         )
         beta = precond.apply(u)
@@ -136,7 +139,8 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preco
         def system(V):
             return operator.normal_apply(V) / weight_total + lam * (K_mm @ V)
 
-        beta, history, converged = conjugate_gradient(
+        beta, history, converged, breakdown = conjugate_gradient(
             system, rhs, max_iter=max_iter, tol=tol, callback=report,
         )
-    return beta, {"n_iter": len(history), "residuals": history, "converged": converged}
+    return beta, {"n_iter": len(history), "residuals": history, "converged": converged,
+                  "breakdown": breakdown}

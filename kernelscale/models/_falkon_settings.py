@@ -1,0 +1,143 @@
+"""FALKON's automatic settings, its convergence and budget messages, and its shared docs."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .._config import format_bytes
+
+__all__ = ["AUTO_PENALTY", "auto_n_components", "convergence_message", "recompute_message",
+           "PARAMS_DOC", "ATTRS_DOC"]
+
+#: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
+#: restriction to m centres and CG's early stopping regularise too, so the
+#: explicit penalty can be small; noisy targets want more (a9a: ``1e-4 * n``).
+#: Much smaller penalties drown in the float32 kernel's round-off (relative
+#: 1e-7): the coefficients grow like 1 / lam and their cancellation in
+#: ``K(x, C) @ beta`` loses every digit.
+AUTO_PENALTY = 1e-6
+
+# n_components="auto": FALKON's statistical rate needs O(sqrt(n) log n) centres; this
+# constant times that, at least this floor, capped so K(X, C) stays within the
+# memory budget and the O(m^3) factorisations stay affordable.
+_AUTO_CENTER_FACTOR = 7.0
+_AUTO_CENTER_FLOOR = 1000
+_AUTO_CENTER_CAP = 10_000
+
+
+def auto_n_components(n_samples, memory_budget, itemsize, *, warn=False):
+    """The number of centres ``n_components="auto"`` uses for ``n_samples`` rows.
+
+    ``min(n, max(1000, min(7 sqrt(n) ln(n), 10000, m_fit)))`` where ``m_fit``
+    is the most centres whose ``K(X, C)`` fits in ``memory_budget`` (so it is
+    computed once, not at every CG iteration). With ``warn=True``, says when
+    the budget lowered the number, and the budget that would not have.
+    """
+    target = _AUTO_CENTER_FACTOR * math.sqrt(n_samples) * math.log(max(n_samples, 2))
+    wanted = int(min(n_samples, max(_AUTO_CENTER_FLOOR, min(target, _AUTO_CENTER_CAP))))
+    fit = memory_budget // max(n_samples * itemsize, 1)
+    m = int(min(n_samples, max(_AUTO_CENTER_FLOOR, min(target, _AUTO_CENTER_CAP, fit))))
+    if warn and m < wanted:
+        need = n_samples * wanted * itemsize
+        warnings.warn(
+            f"n_components='auto' uses {m} centres for {n_samples} rows instead of {wanted}: "
+            f"the memory budget ({format_bytes(memory_budget)}) holds K(X, C) for only {m} "
+            f"centres; memory_budget >= {format_bytes(need)} gives {wanted} centres (often "
+            "more accurate), with K(X, C) still computed once.", UserWarning, stacklevel=5)
+    return m
+
+
+def recompute_message(n_rows, m, dtype, memory_budget, n_iter):
+    """The warning for a fit whose ``K(X, C)`` did not fit the budget and was recomputed."""
+    need = n_rows * m * np.dtype(dtype).itemsize
+    return (f"K(X, C) ({n_rows} x {m} {np.dtype(dtype).name}, {format_bytes(need)}) does not "
+            f"fit the memory budget ({format_bytes(memory_budget)}), so it was recomputed at "
+            f"each of the {n_iter} CG iterations (several times slower); memory_budget >= "
+            f"{format_bytes(need)} keeps it, computed once.")
+
+
+def convergence_message(info, max_iter, tol, dtype, alpha):
+    """What to tell the user about a CG run that did not converge (None if it did).
+
+    A breakdown (the system stopped being positive definite to working
+    precision) is said as such, with what helps; only a run that simply ran out
+    of iterations is told to raise ``max_iter``.
+    """
+    broke = np.flatnonzero(info.get("breakdown", ()))
+    if broke.size:
+        first = int(np.min(np.asarray(info["breakdown"])[broke]))
+        fix = "use dtype='float64' or a larger alpha" if np.dtype(dtype) == np.float32 \
+            else "use a larger alpha (or fewer, better spread centres)"
+        return (f"Conjugate gradient broke down at iteration {first} for {broke.size} "
+                f"target(s): with alpha={alpha:.3g} the system is not positive definite to "
+                f"{np.dtype(dtype).name} precision (the penalty drowns in round-off), so those "
+                f"targets stopped at their last iterate; {fix}.")
+    if not info["converged"]:
+        return (f"Conjugate gradient stopped at max_iter={max_iter} with relative residual "
+                f"{info['residuals'][-1].max():.2e} > tol={tol:g}; increase max_iter or tol "
+                "(a few tens of iterations usually reach the best test accuracy).")
+    return None
+
+
+PARAMS_DOC = """n_components : int or "auto", default="auto"
+        Number of Nystrom centres m (the size of the approximation). "auto"
+        uses ``7 sqrt(n) ln(n)`` (FALKON's ``O(sqrt(n) log n)``), at least
+        1000, at most 10,000 and at most what keeps ``K(X, C)`` within
+        ``memory_budget``, never more than n. m = n with a tiny ``tol`` is
+        exact kernel ridge regression.
+    sampling : {"uniform", "leverage", "kmeans"}, default="uniform"
+        How centres are chosen (the Nystrom landmark samplers, the same name
+        as :class:`Nystroem`'s): uniformly, by approximate ridge leverage
+        scores, or as k-means centroids.
+    kernel : str or callable, default="rbf"
+        "linear", "polynomial", "rbf", "laplacian" or a callable.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    alpha : float or "auto", default="auto"
+        Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``, the meaning
+        it has in :class:`sklearn.kernel_ridge.KernelRidge` (FALKON's penalty
+        is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
+        early stopping regularise too, yet well above float32 round-off;
+        noisy targets want more (a9a: ``1e-4 n``).
+    max_iter : int, default=50
+        Most CG iterations; each is one pass over ``K(X, C)``.
+    tol : float, default=1e-3
+        Stop when every target's relative residual (of the preconditioned
+        system) is below ``tol``.
+    preconditioner : bool, default=True
+        FALKON's Cholesky preconditioner; False runs plain CG, for comparison.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the kernel blocks and of the O(m^3) factorisations; CG vectors
+        and sums across blocks are float64.
+    memory_budget : int, default=None
+        Bytes for ``K(X, C)``: kept whole when it fits (computed once),
+        otherwise recomputed in blocks of this size at every iteration. The
+        m x m factors come on top (two of ``m^2`` dtype entries).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the choice of centres.
+    verbose : int, default=0
+        1: a progress bar over the CG iterations (with the residual); 2: print
+        the centres, alpha, and each CG iteration's residual and time."""
+
+ATTRS_DOC = """components_ : ndarray of shape (n_components_, n_features_in_)
+        The centres (named as :class:`Nystroem` names its landmarks).
+    component_indices_ : ndarray of shape (n_components_,) or None
+        Rows of the training data the centres are (None for k-means centres).
+    dual_coef_ : ndarray of shape (n_targets, n_components_)
+        Predictions are ``K(X, components_) @ dual_coef_.T``.
+    kernel_ : kernelscale.kernels.Kernel
+        The kernel, its parameters resolved.
+    alpha_ : float
+        The penalty used.
+    n_components_ : int
+    n_iter_ : int
+        CG iterations run.
+    residuals_ : ndarray of shape (n_iter_, n_targets)
+        Relative residual after each iteration.
+    n_features_in_ : int"""
