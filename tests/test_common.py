@@ -7,6 +7,7 @@ compare transforms of reordered / sliced rows with absolute tolerances of 1e-9
 and 1e-7, below float32 resolution (~6e-8 relative), and BLAS may round a row
 differently depending on its position in the block. All other checks run.
 
+Every estimator is checked at its defaults as well as in the variants below.
 The models pass every check except ``check_sample_weight_equivalence_on_*``
 for three documented reasons: the approximate-kernel models (and the Nystrom
 kernel ridge models' centres) pick Nystroem landmarks (or draw frequencies)
@@ -20,7 +21,9 @@ goes for :class:`KernelSVC` (SMO stops within ``tol`` of the optimum, LIBSVM's
 SVC fails this check for the same reason) and :class:`DoublySGDSVC` (random
 batches). ``KernelSVC(solver="subgradient")`` is left out: seed 003's method
 is offered for comparison only and needs thousands of passes to pass
-``check_classifiers_train``'s accuracy bar.
+``check_classifiers_train``'s accuracy bar. ``NystromKernelRidgeClassifier()`` at
+its defaults fails ``check_class_weight_classifiers``, for the reason given in
+``expected_failed_checks``.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -50,7 +53,15 @@ FLOAT32_ORDER_CHECKS = {
     "in the BLAS block; the check's atol=1e-7 is below float32 resolution",
 }
 
-ESTIMATORS = [
+# every estimator at its defaults first (issue: "not only at test-friendly parameters"),
+# then the variants that exercise other paths
+DEFAULTS = [
+    ApproxKernelSVC(), ApproxKernelRidge(), ApproxKernelRidgeClassifier(),
+    KernelLogisticRegression(), ApproxKernelPCA(), ApproxKernelKMeans(), NystromKernelRidge(),
+    NystromKernelRidgeClassifier(), DoublySGDSVC(),
+]
+
+ESTIMATORS = DEFAULTS + [
     RandomFourierFeatures(),
     RandomFourierFeatures(dtype="float64"),
     RandomFourierFeatures(kernel="laplacian", dtype="float64"),
@@ -109,6 +120,14 @@ def _solver_for(estimator):
 
 def expected_failed_checks(estimator):
     failures = {}
+    if isinstance(estimator, NystromKernelRidgeClassifier) and estimator.alpha == "auto" \
+            and estimator.dtype == "float32":
+        failures["check_class_weight_classifiers"] = (
+            "the check's 50 noisy rows become 50 centres and the default penalty 1e-6 n "
+            "lets the model interpolate them, where weights of 1000 vs 1e-4 cannot act; "
+            "float32 round-off then decides: 0.78-0.84 of the test rows go to the heavy "
+            "class (0.87 needed), 0.88-0.90 in float64, 0.94-1.0 with alpha=1. The default "
+            "stays the most accurate on real data (MNIST 0.9785, see BENCHMARKS.md)")
     if getattr(estimator, "dtype", None) == "float32":
         failures.update(FLOAT32_ORDER_CHECKS)
     if hasattr(estimator, "feature_map") or isinstance(

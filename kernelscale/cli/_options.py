@@ -45,6 +45,11 @@ class ParserError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse, but every error is one line (``kernelscale: error: ...``), never the usage."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # "-5G" or "-1e3" are values (wrong ones, reported by their type), not options
+        self._negative_number_matcher = re.compile(r"^-(\d|\.\d)[\w.+-]*$")
+
     def error(self, message):
         raise ParserError(f"{message} (see {self.prog} --help)")
 
@@ -61,7 +66,11 @@ def gamma(text):
     """``scale``, ``auto`` or a positive number."""
     if text in ("scale", "auto"):
         return text
-    value = _number(text, "gamma")
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"gamma must be 'scale', 'auto' or a number > 0, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"gamma must be 'scale', 'auto' or > 0, got {text!r}")
     return value
@@ -109,6 +118,8 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*([kmgt]?)i?b?\s*$", re.I)
 
 def memory(text):
     """``512M``, ``2G``, ``1.5G`` or a number of bytes."""
+    if text.strip().startswith("-"):
+        raise argparse.ArgumentTypeError(f"memory budget must be positive, got {text!r}")
     match = _SIZE.match(text)
     if not match:
         raise argparse.ArgumentTypeError(
@@ -146,6 +157,9 @@ def add_data_options(p):
     p.add_argument("--label-column", type=label_column, default=None,
                    help="CSV / .npy label column: index (negative from the end) or header "
                         "name (default: -1, the last)")
+    p.add_argument("--delimiter", default=None, metavar="SEP",
+                   help="CSV field separator (default: detected: comma, semicolon, tab or "
+                        "bar; tab for .tsv)")
     p.add_argument("--data-dir", default=None,
                    help="folder of the named data sets (default: $KERNELSCALE_DATA or "
                         "../shared/datasets)")

@@ -104,7 +104,8 @@ def check_output_path(path, flag):
 def data_spec(args):
     """How to read data files, as stored in the model file for predict / evaluate."""
     return {"format": args.format or "auto",
-            "label_column": -1 if args.label_column is None else args.label_column}
+            "label_column": -1 if args.label_column is None else args.label_column,
+            "delimiter": getattr(args, "delimiter", None)}
 
 
 def save_fit(args, estimator, output, accuracy, timings, data):

@@ -119,7 +119,8 @@ def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
     from ..datasets import load_data
 
     X, y = load_data(source, format=spec["format"], n_features=n_features,
-                     label_column=spec["label_column"], data_directory=data_dir)
+                     label_column=spec["label_column"], delimiter=spec.get("delimiter"),
+                     data_directory=data_dir)
     if need_labels and y is None:
         raise ValueError(f"{source}: no labels; training and evaluation need a label column "
                          "(--label-column names or numbers it).")

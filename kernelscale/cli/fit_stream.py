@@ -21,10 +21,12 @@ def _counted(inner, bar):
             super().__init__(inner.chunk_rows)
             self.n_features, self.has_labels = inner.n_features, inner.has_labels
             self._n_samples, self.passes = inner._n_samples, 0
+            self.rereads = None  # set by the fit's row source after the first pass
 
         def _chunks(self):
             self.passes += 1
-            bar.set_description_str(f"pass {self.passes}")
+            note = " (re-reading the file: it exceeds the memory budget)" if self.rereads else ""
+            bar.set_description_str(f"pass {self.passes}{note}")
             bar.reset(total=self._n_samples)
             for X, y in inner._chunks():
                 yield X, y
@@ -101,10 +103,14 @@ def run_stream(args, estimator, output):
         save_fit(args, estimator, output, accuracy, timings,
                  {"n_samples": int(counted.n_samples), "n_features": int(train.n_features),
                   "streamed": True, "chunk_rows": int(train.chunk_rows)})
-    passes = f"{counted.passes} pass{'es' if counted.passes != 1 else ''}"
+    passes = f"{counted.passes} pass{'es' if counted.passes != 1 else ''} over the data"
+    if counted.rereads is False:
+        passes += " (they fit the memory budget: read once, then kept in memory)"
+    elif counted.rereads:
+        passes += " (they exceed the memory budget: every pass re-read the file)"
     print_fit(caught, [f"train: {args.train}: {counted.n_samples} rows x {train.n_features} "
-                       f"features, streamed in chunks of {train.chunk_rows} rows, {passes} "
-                       f"over the data, {len(estimator.classes_)} classes"],
+                       f"features, streamed in chunks of {train.chunk_rows} rows, {passes}, "
+                       f"{len(estimator.classes_)} classes"],
               estimator, f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s "
               f"({n_eval} rows)", args, accuracy, output)
     return 0

@@ -46,21 +46,30 @@ def _read_model(args):
     stored = header.get("metadata", {}).get("data", {})
     spec = {"format": args.format or stored.get("format", "auto"),
             "label_column": (args.label_column if args.label_column is not None
-                             else stored.get("label_column", -1))}
+                             else stored.get("label_column", -1)),
+            "delimiter": args.delimiter or stored.get("delimiter")}
     return model, header, spec
 
 
 def load_for_model(source, model, spec, data_dir, *, need_labels):
     """Read data to predict with a fitted model, in the layout it was trained on."""
-    from ..datasets import guess_format
+    from ..datasets import FeatureCountError, guess_format
     from .fit import load_labelled
 
     width = getattr(model, "n_features_in_", None)
-    X, y = load_labelled(source, spec, data_dir, n_features=width, need_labels=False)
+    try:
+        X, y = load_labelled(source, spec, data_dir, n_features=width, need_labels=False)
+    except FeatureCountError as exc:
+        raise ValueError(f"{source} has {exc.found} features but the model was trained on "
+                         f"{width}; pass data with the training columns.") from None
     fmt = spec["format"]
     if fmt == "auto" and Path(str(source)).is_file():
         fmt = guess_format(source)
-    if fmt == "csv" and width is not None and X.shape[1] == width - 1 and not need_labels:
+    if fmt == "csv" and width is not None and X.shape[1] == width - 1:
+        if need_labels:
+            raise ValueError(f"{source}: its {width} columns are the model's {width} features "
+                             "and no label column; evaluate compares with labels, so add the "
+                             "label column (or use predict).")
         # a CSV without the label column: read every column as a feature
         X, y = load_labelled(source, {**spec, "label_column": None}, data_dir,
                              need_labels=False)

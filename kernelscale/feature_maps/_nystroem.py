@@ -226,6 +226,7 @@ class Nystroem(_FeatureMap):
         m, rank, decomposition, rcond, reg = self._check_params(X.shape[0], X.dtype)
         kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
+        kernel.check_range(X, resolve_dtype(self.dtype, X.dtype))
         budget = resolve_memory_budget(self.memory_budget)
         landmarks, indices = select_landmarks(
             X, m, self.sampling, rng, kernel=kernel, memory_budget=budget
@@ -253,12 +254,14 @@ class Nystroem(_FeatureMap):
             smallest = float(eigenvalues[-1]) if len(eigenvalues) else 0.0
         self.min_pivot_ = smallest / scale
         if rank is None and self.normalization_.shape[1] < m:
+            r = self.normalization_.shape[1]
+            why = ("the kernel is wide for these data; a larger gamma would use more of them"
+                   if kernel.shift_invariant else
+                   f"the kernel's feature space has only {r} dimensions on these data")
             warnings.warn(
-                f"Nystroem: the {m} landmarks span only {self.normalization_.shape[1]} "
-                f"independent directions of the kernel to float64 precision (the others are "
-                f"combinations of them: the kernel is wide for these data), so the map has "
-                f"{self.normalization_.shape[1]} features; fewer landmarks give the same map "
-                "faster, a larger gamma needs more.", UserWarning, stacklevel=4)
+                f"Nystroem: the {m} landmarks span only {r} independent directions of the "
+                f"kernel to float64 precision ({why}), so the map has {r} features; "
+                f"n_components={r} gives the same map faster.", UserWarning, stacklevel=4)
         self.components_ = landmarks
         self.component_indices_ = indices
         self.rank_ = self.normalization_.shape[1]

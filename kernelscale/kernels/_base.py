@@ -185,6 +185,26 @@ class Kernel:
             out[start:stop] = prepared.evaluate_rows(X, start, stop, block) @ coef
         return out
 
+    def check_range(self, X, dtype):
+        """Raise when ``k(x, x)`` of a row of ``X`` overflows ``dtype`` (or is not finite).
+
+        For a positive semi-definite kernel ``|k(x, y)| <= sqrt(k(x, x) k(y, y))``,
+        so the diagonal bounds every block: a kernel that overflows float32 blocks
+        is refused here, not turned into a model that predicts one class.
+        Callable kernels check their own blocks instead.
+        """
+        if self.dense_input is False or self.shift_invariant:
+            return  # callables check every block; shift-invariant kernels are <= 1
+        diagonal = self.diagonal(X)
+        limit = np.finfo(dtype).max
+        largest = float(np.max(np.abs(diagonal))) if diagonal.size else 0.0
+        if not np.isfinite(largest) or largest > limit:
+            raise ValueError(
+                f"The {type(self).__name__} kernel overflows {np.dtype(dtype).name} on these "
+                f"data (k(x, x) reaches {largest:.3g}, beyond {limit:.3g}): rescale the "
+                "features (e.g. sklearn.preprocessing.StandardScaler) or lower gamma, degree "
+                "or coef0.")
+
     def diagonal(self, X):  # pragma: no cover - abstract
         """``k(x_i, x_i)`` for every row of ``X`` (float64), without a Gram matrix."""
         raise NotImplementedError

@@ -118,6 +118,7 @@ class _NystromKernelRidgeBase(BaseEstimator):
         alpha = self._alpha(weight_total)
         kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
+        kernel.check_range(X, dtype)
         m = self._n_components(X.shape[0], p["budget"], dtype.itemsize)
         rng = check_random_state(self.random_state)
         centers, indices = select_landmarks(X, m, self.sampling, rng, kernel=kernel,

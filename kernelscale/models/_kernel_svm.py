@@ -238,6 +238,8 @@ default="rbf"
         budget = resolve_memory_budget(self.memory_budget)
         sw = check_sample_weight(sample_weight, X.shape[0])
         self.kernel_ = self._make_kernel(X)
+        if not self._precomputed:
+            self.kernel_.check_range(X, np.float32)  # kernel rows are float32
         start = time.perf_counter()
         if self.multiclass == "ovo" and n_classes > 2:
             problems = list(ovo_problems(self.class_weight, self.classes_, y_index, sw))
