@@ -8,9 +8,42 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelscale.bench import machine, timed  # noqa: F401  (re-exported for the scripts)
+from kernelscale.bench import machine, machine_load, timed  # noqa: F401  (re-exported)
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def threads():
+    """Threads each side may use: BLAS (threadpoolctl) and numba, as a dict."""
+    import numba
+    from threadpoolctl import threadpool_info
+
+    blas = [f"{p.get('internal_api')} {p.get('num_threads')}" for p in threadpool_info()]
+    return {"blas": blas, "numba": numba.get_num_threads()}
+
+
+def machine_state():
+    """The machine, its load now and the threads, to record with every run."""
+    return {**machine(), **machine_load(), "threads": threads()}
+
+
+def load_line(before, after):
+    """The load of a run, and a warning when it exceeded the cores (a shared VM)."""
+    cores = before["cores"]
+    text = (f"load (1-minute average): {before['load_1min']:.2f} before, "
+            f"{after['load_1min']:.2f} after, {cores} cores")
+    if max(before["load_1min"], after["load_1min"]) > cores:
+        text += " -- WARNING: busier than its cores; these ratios are not ours alone"
+    return text
+
+
+def sklearnex_svc():
+    """``sklearnex.svm.SVC`` (Intel's scikit-learn-intelex, a benchmark-only extra) or None."""
+    try:
+        from sklearnex.svm import SVC
+    except ImportError:  # pragma: no cover - the extra is not installed
+        return None
+    return SVC
 
 
 def save(name, payload):

@@ -12,7 +12,10 @@ in one float32 array) that every mode reads. The model is
   from the file, on a ``LocalCluster`` of 2 worker processes x 1 thread;
 - ``sklearn-sgd``: the scikit-learn peer for data that does not fit:
   ``RBFSampler(1024)`` fitted on 20,000 rows and ``SGDClassifier(loss="hinge")``
-  trained by ``partial_fit`` chunk by chunk (one epoch);
+  trained by ``partial_fit`` chunk by chunk (one epoch), tuned as ours was: its
+  ``alpha`` and ``average`` chosen by ``--tune-sgd`` on a held-out split of the
+  same problem (``SGD_ALPHA``, ``SGD_AVERAGE`` below; our batch size was chosen on
+  this problem too);
 - ``asgd`` (with ``--modes asgd,sklearn-sgd --name scaling_online``): the like-for-like
   online kernelscale model, ``ApproxKernelSVC(feature_map="rff", n_components=1024)``
   trained by ``partial_fit`` chunk by chunk (one epoch of averaged SGD).
@@ -39,11 +42,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine, save  # noqa: E402
+from _common import RESULTS, load_line, machine_state, save  # noqa: E402
 
 MODES = ("memory", "stream", "dask", "sklearn-sgd")
 ONLINE_MODES = ("asgd", "sklearn-sgd")  # the online pair, run with --modes asgd,sklearn-sgd
 N_TEST = 100_000
+# chosen by ``--tune-sgd`` (1e6 rows, one epoch, held-out split rows_seed=2); see BENCHMARKS.md
+SGD_ALPHA = 1e-6
+SGD_AVERAGE = False
 CHUNK = 200_000
 GAMMA = 0.01
 D = 1024
@@ -156,7 +162,8 @@ def _run_one(mode, path):
         start = time.perf_counter()
         sample, _ = data.head(20_000)
         sampler = RBFSampler(gamma=GAMMA, n_components=D, random_state=0).fit(sample)
-        model = SGDClassifier(loss="hinge", alpha=1e-6, random_state=0)
+        model = SGDClassifier(loss="hinge", alpha=SGD_ALPHA, average=SGD_AVERAGE,
+                              random_state=0)
         for X, y in data:
             model.partial_fit(sampler.transform(X), y, classes=[0, 1])
         fit_s = time.perf_counter() - start
@@ -164,6 +171,35 @@ def _run_one(mode, path):
     peak = _peak_rss_mib() + sum(extra.get("workers_peak_rss_mib", []))
     print(json.dumps({"fit_s": fit_s, "accuracy": float(accuracy), "peak_rss_mib": peak,
                       **extra}))
+
+
+def tune_sgd(folder, n=1_000_000):
+    """Choose the peer's ``alpha`` and ``average`` on a held-out split (one epoch each)."""
+    from sklearn.kernel_approximation import RBFSampler
+    from sklearn.linear_model import SGDClassifier
+
+    from kernelscale.datasets import make_nonlinear_problem, open_chunks
+
+    path = _data_file(folder, n)
+    X_val, y_val = make_nonlinear_problem(50_000, rows_seed=2)
+    data = open_chunks(path, chunk_rows=CHUNK)
+    sample, _ = data.head(20_000)
+    sampler = RBFSampler(gamma=GAMMA, n_components=D, random_state=0).fit(sample)
+    Z_val = sampler.transform(X_val)
+    scores = {}
+    for average in (False, True):
+        for alpha in (1e-7, 1e-6, 1e-5, 1e-4):
+            model = SGDClassifier(loss="hinge", alpha=alpha, average=average, random_state=0)
+            for X, y in data:
+                model.partial_fit(sampler.transform(X), y, classes=[0, 1])
+            key = f"alpha={alpha:g}, average={average}"
+            scores[key] = float(model.score(Z_val, y_val))
+            print(f"  {key}: held-out {scores[key]:.4f}", flush=True)
+    best = max(scores, key=scores.get)
+    print(f"best: {best} ({scores[best]:.4f})")
+    save("scaling_sgd_tuning", {"n": n, "scores": scores, "best": best,
+                                "command": " ".join(sys.argv)})
+    return scores
 
 
 def _measure(mode, path):
@@ -211,14 +247,20 @@ def main():
                         help="results/<name>.json and results/<name>.png")
     parser.add_argument("--replot", action="store_true",
                         help="redraw results/<name>.png from results/<name>.json and stop")
+    parser.add_argument("--tune-sgd", action="store_true",
+                        help="choose the scikit-learn peer's alpha and averaging, then stop")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.tune_sgd:
+        Path(args.data_dir).mkdir(parents=True, exist_ok=True)
+        return tune_sgd(args.data_dir)
     if args.worker:
         return _run_one(args.worker[0], Path(args.worker[1]))
     if args.replot:
         saved = json.loads((RESULTS / f"{args.name}.json").read_text())
         return _plot(saved["summary"], RESULTS / f"{args.name}.png")
     Path(args.data_dir).mkdir(parents=True, exist_ok=True)
+    state = machine_state()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     modes = args.modes.split(",")
     summary = {}
@@ -254,8 +296,10 @@ def main():
     plot = RESULTS / f"{args.name}.png"
     RESULTS.mkdir(exist_ok=True)
     _plot(summary, plot)
-    out = save(args.name, {"machine": machine(), "sizes": sizes, "summary": summary,
-                           "slopes": slopes, "command": " ".join(sys.argv)})
+    after = machine_state()
+    print(load_line(state, after))
+    out = save(args.name, {"machine": state, "load_after": after, "sizes": sizes,
+                           "summary": summary, "slopes": slopes, "command": " ".join(sys.argv)})
     print(f"results: {out}, plot: {plot}")
 
 
