@@ -28,6 +28,7 @@ _NAMES = {
     "ApproxKernelSVC": ".models", "DoublySGDSVC": ".models",
     "KernelLogisticRegression": ".models", "KernelSVC": ".models", "LinearSVC": ".models",
     "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
+    "KernelClassifierCV": ".model_selection", "KernelRegressorCV": ".model_selection",
     "ModelFileError": ".persistence", "load_model": ".persistence",
     "read_model_header": ".persistence", "save_model": ".persistence",
 }

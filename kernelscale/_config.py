@@ -96,6 +96,34 @@ def parse_memory(value, name="memory_budget"):
     return int(number)
 
 
+_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|sec|m|min|h)?\s*$")
+
+
+def parse_duration(value, name="time_budget"):
+    """Seconds from a number or a duration string such as ``"90s"``, ``"10m"``, ``"1.5h"``.
+
+    Examples
+    --------
+    >>> from kernelscale._config import parse_duration
+    >>> parse_duration("10m"), parse_duration("90s"), parse_duration(2.5)
+    (600.0, 90.0, 2.5)
+    """
+    if isinstance(value, str):
+        match = _DURATION.match(value)
+        if not match:
+            raise ValueError(f"{name} must be seconds or a duration such as '90s', '10m' or "
+                             f"'1h', got {value!r}.")
+        scale = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+        seconds = float(match.group(1)) * scale[match.group(2)]
+    elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be seconds or a duration such as '10m', got {value!r}.")
+    else:
+        seconds = float(value)
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{name} must be a positive, finite duration, got {value!r}.")
+    return seconds
+
+
 def format_bytes(n):
     """``"1.5 GiB"``-style text for a number of bytes (what ``parse_memory`` reads back).
 

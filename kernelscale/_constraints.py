@@ -126,6 +126,7 @@ NAMED = {
     "transformer": (lambda v: hasattr(v, "fit") and hasattr(v, "transform"),
                     "a transformer (with fit and transform)"),
     "array-like": (lambda v: hasattr(v, "__len__"), "an array-like"),
+    "splitter": (lambda v: hasattr(v, "split"), "a cross-validation splitter"),
 }
 
 #: ``n_jobs``: None (one thread), a positive count, or -1 (every core)
@@ -139,6 +140,8 @@ def _accepts(constraint, value):
         return value is None
     if isinstance(constraint, str):
         return NAMED[constraint][0](value)
+    if isinstance(constraint, type):
+        return isinstance(value, constraint)
     return constraint.accepts(value)
 
 
@@ -147,6 +150,8 @@ def _describe(constraint):
         return "None"
     if isinstance(constraint, str):
         return NAMED[constraint][1]
+    if isinstance(constraint, type):
+        return f"a {constraint.__name__}"
     return constraint.describe()
 
 

@@ -20,7 +20,8 @@ def test_context_restores_and_set_persists():
         set_config(memory_budget=before)
 
 
-@pytest.mark.parametrize("bad, error", [(0, ValueError), (-5, ValueError), ("lots", ValueError), ([1], TypeError)])
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-5, ValueError), ("lots", ValueError),
+                                        ([1], TypeError)])
 def test_bad_budgets(bad, error):
     with pytest.raises(error, match="memory_budget"):
         set_config(memory_budget=bad)

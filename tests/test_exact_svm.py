@@ -161,7 +161,8 @@ def test_sparse_input_equals_dense(binary):
 def test_errors_and_warnings(binary, capsys):
     X, y = binary
     with pytest.raises(MemoryBudgetError, match="cache_size"):
-        KernelSVC(cache_size=1e-5).fit(X, y)
+        # the cache serves the solver only when the kernel matrix is over the budget
+        KernelSVC(cache_size=1e-5, memory_budget="1M").fit(X, y)
     with pytest.raises(MemoryBudgetError, match="memory_budget"):
         KernelSVC(memory_budget=100).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
@@ -181,6 +182,8 @@ def test_errors_and_warnings(binary, capsys):
     with pytest.raises(NotFittedError):
         KernelSVC().predict(X)
     clf = KernelSVC(verbose=2).fit(X, y)  # verbose=1 is a progress bar (test_progress)
+    assert "[SMO] problem 1 on the 400-row kernel matrix" in capsys.readouterr().out
+    KernelSVC(verbose=2, memory_budget="1M").fit(X, y)  # the cached-rows solver
     assert "[SMO] outer" in capsys.readouterr().out
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :3])

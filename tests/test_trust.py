@@ -27,9 +27,9 @@ from kernelscale import (
     KernelLogisticRegression,
     KernelSVC,
     LinearSVC,
+    Nystroem,
     NystromKernelRidge,
     NystromKernelRidgeClassifier,
-    Nystroem,
     config_context,
     get_config,
 )
@@ -52,7 +52,7 @@ def test_doubly_sgd_prediction_does_not_mutate_and_is_thread_safe():
         before = set(vars(loaded))
         results = [None] * 4
 
-        def work(k, loaded=loaded):
+        def work(k, loaded=loaded, results=results):
             results[k] = loaded.decision_function(Xw)
 
         threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]

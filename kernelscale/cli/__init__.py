@@ -1,6 +1,6 @@
-"""Command line: ``kernelscale fit | predict | evaluate | bench | approx``.
+"""Command line: ``kernelscale fit | tune | predict | evaluate | bench | approx``.
 
-One module per subcommand (``fit``, ``fit_stream``, ``predict`` with ``evaluate``,
+One module per subcommand (``fit``, ``tune``, ``fit_stream``, ``predict`` with ``evaluate``,
 ``bench``, ``approx``), shared option types in ``_options`` and output helpers
 in ``_output``. Building the parser imports nothing heavy, so ``--help`` answers
 at once; each subcommand imports what it needs when it runs. Every error is one
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from . import approx, bench, fit, predict
+from . import approx, bench, fit, predict, tune
 from ._options import Parser, ParserError
 
 __all__ = ["main", "build_parser"]
@@ -28,6 +28,7 @@ def build_parser():
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     bench.add_parser(subparsers)
     fit.add_parser(subparsers)
+    tune.add_parser(subparsers)
     predict.add_parsers(subparsers)
     approx.add_parser(subparsers)
     return parser

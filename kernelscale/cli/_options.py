@@ -21,6 +21,8 @@ __all__ = [
 
 #: ``--model`` name -> (estimator class in ``kernelscale``, description)
 MODELS = {
+    "auto": ("auto", "chosen from the data's shape and the memory budget, at its defaults "
+                     "(the rule of kernelscale tune's families=auto)"),
     "linear-svc": ("LinearSVC", "linear SVM on the raw features"),
     "approx-svc": ("ApproxKernelSVC", "kernel SVM on a feature map (Nystroem, RFF, ...)"),
     "kernel-svc": ("KernelSVC", "exact kernel SVM (SMO); for up to ~1e5 rows"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 
@@ -86,6 +87,9 @@ def make_estimator(args):
     """The estimator ``--model`` names, with the options given on the command line."""
     import kernelscale
 
+    if args.model == "auto":
+        # the family is chosen once the data's shape is known (_run_in_memory)
+        return None
     cls = getattr(kernelscale, MODELS[args.model][0])
     names = cls().get_params()
     params = {}
@@ -115,6 +119,19 @@ def make_estimator(args):
     return estimator
 
 
+def auto_estimator(args, X, y):
+    """The estimator ``--model auto`` picks for these data, and why (one line)."""
+    import numpy as np
+
+    from .._validation import resolve_memory_budget
+    from ..model_selection import choose_families
+
+    families, why = choose_families("classifier", X.shape[0], X.shape[1],
+                                    int(np.unique(y).size), resolve_memory_budget(None))
+    args.model = {"exact-svm": "kernel-svc", "falkon": "falkon"}[families[0]]
+    return make_estimator(args), why
+
+
 def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
     from ..datasets import load_data
 
@@ -134,6 +151,9 @@ def run(args):
 
     output = check_output_path(args.output, "-o")
     estimator = make_estimator(args)
+    if args.model == "auto" and (args.stream or args.chunk_rows is not None):
+        raise ValueError("--model auto needs the data in memory; name a model with --stream "
+                         f"({', '.join(STREAM_MODELS)}).")
     if args.stream:
         from .fit_stream import run_stream
 
@@ -161,6 +181,9 @@ def _run_in_memory(args, estimator, output):
             if X_test.shape[1] != X.shape[1]:
                 raise ValueError(f"{args.test} has {X_test.shape[1]} features but {args.train} "
                                  f"has {X.shape[1]}; pass --n-features for svmlight files.")
+        if estimator is None:
+            estimator, choice = auto_estimator(args, X, y)
+            print(f"model auto: {choice}", file=sys.stderr, flush=True)
         advance(f"fitting {type(estimator).__name__}")
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import iter_row_blocks, resolve_memory_budget, sparse_row_bytes
+from ._compiled import exp_floor, scaled_exp
 
 __all__ = ["Kernel", "PreparedKernel"]
 
@@ -204,6 +205,59 @@ class Kernel:
                 f"data (k(x, x) reaches {largest:.3g}, beyond {limit:.3g}): rescale the "
                 "features (e.g. sklearn.preprocessing.StandardScaler) or lower gamma, degree "
                 "or coef0.")
+
+    def _distances(self, Xw, Yw, setup, columns, out):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def distances(self, X, Y=None, *, dtype=np.float32, memory_budget=None, out=None):
+        """``D`` with ``k(x, y) = exp(-D)`` of a shift-invariant kernel, in row blocks.
+
+        ``gamma ||x - y||^2`` for :class:`RBF`, ``gamma ||x - y||_1`` for
+        :class:`Laplacian`. The same kernel with ``gamma * factor`` is
+        ``exp(-factor D)`` (:meth:`from_distances`): a search over gamma
+        computes ``D`` once and every gamma by one elementwise pass.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_samples_X, n_features)
+        Y : {ndarray, sparse matrix} of shape (n_samples_Y, n_features), default=None
+            None means ``Y = X`` (the diagonal is then exactly 0).
+        dtype : numpy dtype, default=float32
+        memory_budget : int or str, default=None
+        out : ndarray of shape (n_samples_X, n_samples_Y), default=None
+
+        Returns
+        -------
+        D : ndarray of shape (n_samples_X, n_samples_Y)
+        """
+        if not self.shift_invariant:
+            raise ValueError(f"{type(self).__name__} is not a function of x - y; only RBF "
+                             "and Laplacian kernels have distances to reuse across gamma.")
+        same = Y is None
+        Y = X if same else Y
+        dtype = np.dtype(dtype)
+        prepared = self.prepare(Y, dtype)
+        shape = (X.shape[0], prepared.n_columns)
+        out = np.empty(shape, dtype=dtype) if out is None else out
+        budget = resolve_memory_budget(memory_budget)
+        for start, stop in iter_row_blocks(shape[0], prepared.bytes_per_row(X), budget,
+                                           what="a block of distances"):
+            Xw = prepared.work_rows(X, start, stop)
+            self._distances(Xw, prepared.Yw, prepared.setup, prepared.columns,
+                            out[start:stop])
+        if same:
+            np.einsum("ii->i", out)[:] = 0
+        return out
+
+    def from_distances(self, D, factor=1.0, out=None):
+        """``exp(-factor D)`` for ``D`` from :meth:`distances`: the kernel with ``gamma * factor``.
+
+        ``out=D`` overwrites ``D``. Values below the dtype's normal range are 0
+        (see :func:`tiny_floor`), as in every kernel block.
+        """
+        out = np.empty_like(D) if out is None else out
+        scaled_exp(D, D.dtype.type(-factor), exp_floor(D.dtype), out)
+        return out
 
     def diagonal(self, X):  # pragma: no cover - abstract
         """``k(x_i, x_i)`` for every row of ``X`` (float64), without a Gram matrix."""

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 __all__ = ["l1_distances", "rbf_exponent", "scaled_exponent", "tiny_floor", "exp_floor",
-           "flush_tiny", "shift_scale"]
+           "flush_tiny", "shift_scale", "scaled_exp"]
 
 
 @numba.njit(parallel=True, cache=True)
@@ -66,6 +66,18 @@ def rbf_exponent(out, x_sqnorm, y_sqnorm, floor):  # pragma: no cover - compiled
             out[i, j] = v if v >= floor else minus_inf
 
 
+@numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
+def squared_distances(out, x_sqnorm, y_sqnorm):  # pragma: no cover - compiled
+    """``out <- max(||x||^2 + ||y||^2 - 2 out, 0)`` (``out`` holds ``x . y``)."""
+    n, m = out.shape
+    two = out.dtype.type(2.0)
+    zero = out.dtype.type(0.0)
+    for i in numba.prange(n):
+        xi = x_sqnorm[i]
+        for j in range(m):
+            out[i, j] = max(xi + y_sqnorm[j] - two * out[i, j], zero)
+
+
 @numba.njit(parallel=True, cache=True)
 def scaled_exponent(out, scale, floor):  # pragma: no cover - compiled
     """``out <- scale * out``, with exponents below ``floor`` set to -inf (see above)."""
@@ -75,6 +87,17 @@ def scaled_exponent(out, scale, floor):  # pragma: no cover - compiled
         for j in range(m):
             v = scale * out[i, j]
             out[i, j] = v if v >= floor else minus_inf
+
+
+@numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp", "afn"})
+def scaled_exp(D, scale, floor, out):  # pragma: no cover - compiled
+    """``out <- exp(scale * D)``, 0 where the exponent is below ``floor`` (see above)."""
+    n, m = D.shape
+    zero = out.dtype.type(0.0)
+    for i in numba.prange(n):
+        for j in range(m):
+            v = scale * D[i, j]
+            out[i, j] = np.exp(v) if v >= floor else zero
 
 
 def tiny_floor(dtype):

@@ -9,7 +9,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import Kernel
-from ._compiled import exp_floor, l1_distances, rbf_exponent, scaled_exponent, shift_scale
+from ._compiled import (
+    exp_floor,
+    l1_distances,
+    rbf_exponent,
+    scaled_exponent,
+    shift_scale,
+    squared_distances,
+)
 
 __all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel"]
 
@@ -87,6 +94,10 @@ class RBF(Kernel):
         x_sqnorm = s * s * (_row_sqnorms(Xb) - 2.0 * (Xb @ mu) + mu @ mu)
         self._finish(out, x_sqnorm.astype(out.dtype), columns["sqnorm"])
 
+    def _distances(self, Xw, Yw, setup, columns, out):
+        np.matmul(Xw, Yw.T, out=out)
+        squared_distances(out, np.einsum("ij,ij->i", Xw, Xw), columns["sqnorm"])
+
     @staticmethod
     def _finish(out, x_sqnorm, y_sqnorm):
         dtype = out.dtype.type
@@ -125,6 +136,9 @@ class Laplacian(Kernel):
 
     def _work(self, Xb, setup, dtype):
         return _scaled_work(Xb, self.gamma, None, dtype)
+
+    def _distances(self, Xw, Yw, setup, columns, out):
+        l1_distances(Xw, Yw, out)
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
         l1_distances(Xw, Yw, out)

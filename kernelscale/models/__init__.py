@@ -1,10 +1,12 @@
 """Estimators: linear and approximate-kernel classifiers and regressors."""
 
 from ._doubly_sgd import DoublySGDSVC
-from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier
+from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_components
 from ._kernel_svm import KernelSVC
 from ._linear_svm import LinearSVC
 from ._logistic import KernelLogisticRegression
+from ._matrix_svm import combine_scores, solve_svm_path, svm_decision_values
+from ._multiclass import base_weights, plus_minus_targets
 from ._ridge import ApproxKernelRidge, ApproxKernelRidgeClassifier
 from ._svm import ApproxKernelSVC
 from ._unsupervised import ApproxKernelKMeans, ApproxKernelPCA
@@ -21,4 +23,10 @@ __all__ = [
     "LinearSVC",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
+    "auto_n_components",
+    "base_weights",
+    "combine_scores",
+    "plus_minus_targets",
+    "solve_svm_path",
+    "svm_decision_values",
 ]

@@ -20,15 +20,15 @@ def ovo_votes(scores, n_classes):
     (0, 1), (0, 2), ..., (1, 2), ...). The confidences are squashed into
     (-1/3, 1/3) so that they only break ties between equal vote counts.
     """
-    n = scores.shape[0]
-    votes = np.zeros((n, n_classes))
-    confidence = np.zeros((n, n_classes))
+    # each pair adds to its first class's column and subtracts from its second's
+    first = np.zeros((scores.shape[1], n_classes))
+    second = np.zeros((scores.shape[1], n_classes))
     for p, (i, j) in enumerate(pairs(n_classes)):
-        s = scores[:, p]
-        votes[:, i] += s > 0
-        votes[:, j] += s <= 0
-        confidence[:, i] += s
-        confidence[:, j] -= s
+        first[p, i] = 1.0
+        second[p, j] = 1.0
+    positive = (scores > 0).astype(np.float64)
+    votes = positive @ first + (1.0 - positive) @ second
+    confidence = scores @ (first - second)
     squashed = confidence / (3.0 * (np.abs(confidence) + 1.0))
     return votes + squashed
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import validate_data
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
@@ -21,9 +19,10 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import KERNEL_CONSTRAINTS, make_kernel
-from ..solvers import KernelRows, RowCache, kernel_subgradient_descent, smo
+from ..solvers import KernelRows, RowCache, kernel_subgradient_svm, smo
 from ..sources import is_dask_array
 from ._binary_problems import ovo_problems, ovo_votes, ovr_problems, take_rows
+from ._matrix_svm import solve_svm_path, training_kernel_matrix
 from ._multiclass import BINARY_CLASS_WEIGHT_DOC, CLASS_WEIGHTS, encode_labels
 from ._shells import ClassifierShell, fitted_scores
 
@@ -205,8 +204,15 @@ default="rbf"
         return make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
                            coef0=self.coef0, kernel_params=self.kernel_params)
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, kernel_matrix=None):
         """Fit the SVM.
+
+        When the training kernel matrix fits ``memory_budget`` (two float32
+        ``n x n`` matrices: the kernel and the largest problem's block) it is
+        computed once by GEMM and every binary problem is solved on it by SMO
+        on the whole matrix (one-vs-one pairs cut their rows out of it);
+        otherwise kernel rows are computed as the solver needs them, through
+        the ``cache_size`` MB cache.
 
         Parameters
         ----------
@@ -217,6 +223,10 @@ default="rbf"
             Class labels of any type.
         sample_weight : array-like of shape (n_samples,), default=None
             Multiplies C per sample.
+        kernel_matrix : ndarray of shape (n_samples, n_samples), default=None
+            ``k(X, X)`` with this estimator's resolved kernel, when it is at hand
+            already (a grid search computes it once per gamma): it is used
+            instead of being computed. float32 (other dtypes are cast).
 
         Returns
         -------
@@ -245,6 +255,16 @@ default="rbf"
             problems = list(ovo_problems(self.class_weight, self.classes_, y_index, sw))
         else:
             problems = list(ovr_problems(self.class_weight, self.classes_, y_index, sw))
+        n = X.shape[0]
+        dense = self.solver == "smo" and (self._precomputed or kernel_matrix is not None
+                                          or 8 * n * n <= budget)
+        if dense:
+            problems, results = self._solve_on_matrix(X, y_index, sw, C, tol, max_iter,
+                                                      budget, kernel_matrix)
+            self.fit_time_ = time.perf_counter() - start
+            self._store(X, problems, results, y_index)
+            check_finite_fit(self, "dual_coef_", "intercept_")
+            return self
         results = []
         shared = None
         bar = progress(len(problems), "KernelSVC problems", verbose=self.verbose)
@@ -264,8 +284,7 @@ default="rbf"
                     rows, cache = shared
                 if self.verbose >= 2:
                     print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
-                    # a zero weight stays 0 even for C = inf (a hard margin)
-                bounds = np.where(c_bounds > 0, C * c_bounds, 0.0)
+                bounds = np.where(c_bounds > 0, C * c_bounds, 0.0)  # 0 stays 0 for C = inf
                 results.append(self._solve(rows, cache, y_pm, bounds, tol, max_iter,
                                            budget, monitor))
                 bar.update()
@@ -274,36 +293,27 @@ default="rbf"
         check_finite_fit(self, "dual_coef_", "intercept_")  # scikit-learn's SVC raises too
         return self
 
+    def _solve_on_matrix(self, X, y_index, sw, C, tol, max_iter, budget, kernel_matrix):
+        """The binary problems solved on the whole training kernel matrix."""
+        K = training_kernel_matrix(self.kernel_, X, "precomputed" if self._precomputed
+                                   else kernel_matrix, budget)
+        multiclass = self.multiclass if len(self.classes_) > 2 else "ovr"
+        problems, results = solve_svm_path(
+            K, y_index, self.classes_, sw, Cs=[C], class_weight=self.class_weight,
+            multiclass=multiclass, tol=tol, max_iter=max_iter, verbose=self.verbose)
+        for index, ((_, y_pm, _), res) in enumerate(zip(problems, results[0][0])):
+            self.verbose >= 2 and print(
+                f"[SMO] problem {index + 1} on the {K.shape[0]}-row kernel matrix: {y_pm.size} "
+                f"samples, {res['n_iter']} pair updates, gap {res['gap']:.2e}", flush=True)
+        return problems, results[0][0]
+
     def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget, monitor=None):
         if self.solver == "subgradient":
-            return self._solve_subgradient(rows, y_pm, c_bounds, max_iter, budget)
+            return kernel_subgradient_svm(rows, y_pm, c_bounds, max_iter=max_iter,
+                                          tol=self.tol, memory_budget=budget)
         return smo(rows, cache, y_pm, c_bounds, tol=tol, max_iter=max_iter,
                    working_set_size=self.working_set_size, shrinking=self.shrinking,
                    verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor)
-
-    def _solve_subgradient(self, rows, y_pm, c_bounds, max_iter, budget):
-        n = y_pm.size
-        everything = np.arange(n)
-        if 4 * n * n <= budget:
-            K = np.empty((n, n), dtype=np.float32)
-            rows.compute(everything, K)
-
-            def matvec(v):
-                return K @ v.astype(np.float32) + v.sum()
-        else:
-            def matvec(v):
-                return rows.cross(everything, everything, v) + v.sum()
-        beta, n_iter, converged = kernel_subgradient_descent(
-            matvec, y_pm, c_bounds, max_iter=1000 if max_iter < 0 else max_iter, tol=self.tol,
-        )
-        if not converged:
-            warnings.warn(
-                f"The subgradient solver did not converge in {n_iter} passes; it is offered "
-                "for comparison only, use solver='smo'.", ConvergenceWarning, stacklevel=4,
-            )
-        # the decision function is sum_j beta_j k(x_j, x) + sum_j beta_j
-        return {"alpha": beta, "intercept": float(beta.sum()), "objective": np.nan,
-                "n_iter": n_iter, "signed": True}
 
     def _store(self, X, problems, results, y_index):
         n = X.shape[0]

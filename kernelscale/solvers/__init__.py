@@ -16,7 +16,7 @@ from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_objective
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
 from ._sgd import SGDState, asgd_pass
-from ._subgradient import kernel_subgradient_descent, subgradient_descent
+from ._subgradient import kernel_subgradient_descent, kernel_subgradient_svm, subgradient_descent
 from .falkon import (
     ChunkedKernelOperator,
     FalkonPreconditioner,
@@ -26,7 +26,7 @@ from .falkon import (
     normal_product,
     solve_triangular,
 )
-from .smo import KernelRows, RowCache, dual_objective, smo
+from .smo import KernelRows, RowCache, dual_objective, smo, smo_dense, submatrix
 
 __all__ = [
     "ChunkedKernelOperator",
@@ -59,9 +59,12 @@ __all__ = [
     "squared_hinge_objective",
     "subgradient_descent",
     "kernel_subgradient_descent",
+    "kernel_subgradient_svm",
     "KernelRows",
     "RowCache",
     "dual_objective",
     "smo",
+    "smo_dense",
+    "submatrix",
     "weighted_gram",
 ]

@@ -8,11 +8,14 @@ margin), and the bias sits inside the label product ``y_i (w . x_i + b)``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from ._blocked import margins, rmatvec
 
-__all__ = ["kernel_subgradient_descent", "subgradient_descent"]
+__all__ = ["kernel_subgradient_descent", "kernel_subgradient_svm", "subgradient_descent"]
 
 
 def _objective_and_subgradient(Z, y, C, w, bias, loss, memory_budget):
@@ -129,3 +132,32 @@ def kernel_subgradient_descent(
             step *= np.sqrt(radius2 / norm2)
         previous, beta = beta, step
     return best_beta, max_iter, False
+
+
+def kernel_subgradient_svm(rows, y, C, *, max_iter, tol, memory_budget):
+    """One binary kernel SVM by :func:`kernel_subgradient_descent`, in :func:`smo`'s result form.
+
+    ``rows`` (:class:`KernelRows`) gives the kernel: held whole when ``4 n^2``
+    bytes fit ``memory_budget``, otherwise multiplied block by block. Warns
+    when the passes run out (the method is offered for comparison only).
+    """
+    n = y.size
+    everything = np.arange(n)
+    if 4 * n * n <= memory_budget:
+        K = np.empty((n, n), dtype=np.float32)
+        rows.compute(everything, K)
+
+        def matvec(v):
+            return K @ v.astype(np.float32) + v.sum()
+    else:
+        def matvec(v):
+            return rows.cross(everything, everything, v) + v.sum()
+    beta, n_iter, converged = kernel_subgradient_descent(
+        matvec, y, C, max_iter=1000 if max_iter < 0 else max_iter, tol=tol)
+    if not converged:
+        warnings.warn(f"The subgradient solver did not converge in {n_iter} passes; it is "
+                      "offered for comparison only, use solver='smo'.", ConvergenceWarning,
+                      stacklevel=5)
+    # the decision function is sum_j beta_j k(x_j, x) + sum_j beta_j
+    return {"alpha": beta, "intercept": float(beta.sum()), "objective": np.nan,
+            "n_iter": n_iter, "signed": True}

@@ -5,9 +5,56 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["solve_block", "update_gradient", "gather_block", "TAU"]
+__all__ = ["solve_block", "update_gradient", "gather_block", "pair_step", "TAU"]
 
 TAU = 1e-12  # stands in for a non-positive curvature k_ii + k_jj - 2 k_ij
+
+
+@numba.njit(cache=True, inline="always")
+def pair_step(kii, kjj, kij, yi, yj, ai, aj, gi, gj, ci, cj):  # pragma: no cover
+    """LIBSVM's analytic update of one pair, clipped to the box; returns the new pair."""
+    curv = kii + kjj - 2.0 * kij
+    if curv <= 0.0:
+        curv = TAU
+    if yi != yj:
+        delta = (-gi - gj) / curv
+        diff = ai - aj
+        ai += delta
+        aj += delta
+        if diff > 0.0:
+            if aj < 0.0:
+                aj = 0.0
+                ai = diff
+        elif ai < 0.0:
+            ai = 0.0
+            aj = -diff
+        if diff > ci - cj:
+            if ai > ci:
+                ai = ci
+                aj = ci - diff
+        elif aj > cj:
+            aj = cj
+            ai = cj + diff
+    else:
+        delta = (gi - gj) / curv
+        total = ai + aj
+        ai -= delta
+        aj += delta
+        if total > ci:
+            if ai > ci:
+                ai = ci
+                aj = total - ci
+        elif aj < 0.0:
+            aj = 0.0
+            ai = total
+        if total > cj:
+            if aj > cj:
+                aj = cj
+                ai = total - cj
+        elif ai < 0.0:
+            ai = 0.0
+            aj = total
+    return ai, aj
 
 
 @numba.njit(cache=True)
@@ -51,48 +98,8 @@ def solve_block(K, y, alpha, G, C, eps, max_iter):  # pragma: no cover - compile
                     j = t
         if j < 0 or g_max + g_max2 < eps:
             return it
-        ai, aj = alpha[i], alpha[j]
-        curv = K[i, i] + K[j, j] - 2.0 * K[i, j]
-        if curv <= 0.0:
-            curv = TAU
-        if y[i] != y[j]:
-            delta = (-G[i] - G[j]) / curv
-            diff = ai - aj
-            ai += delta
-            aj += delta
-            if diff > 0.0:
-                if aj < 0.0:
-                    aj = 0.0
-                    ai = diff
-            elif ai < 0.0:
-                ai = 0.0
-                aj = -diff
-            if diff > C[i] - C[j]:
-                if ai > C[i]:
-                    ai = C[i]
-                    aj = C[i] - diff
-            elif aj > C[j]:
-                aj = C[j]
-                ai = C[j] + diff
-        else:
-            delta = (G[i] - G[j]) / curv
-            total = ai + aj
-            ai -= delta
-            aj += delta
-            if total > C[i]:
-                if ai > C[i]:
-                    ai = C[i]
-                    aj = total - C[i]
-            elif aj < 0.0:
-                aj = 0.0
-                ai = total
-            if total > C[j]:
-                if aj > C[j]:
-                    aj = C[j]
-                    ai = total - C[j]
-            elif ai < 0.0:
-                ai = 0.0
-                aj = total
+        ai, aj = pair_step(K[i, i], K[j, j], K[i, j], y[i], y[j], alpha[i], alpha[j],
+                            G[i], G[j], C[i], C[j])
         di = (ai - alpha[i]) * y[i]
         dj = (aj - alpha[j]) * y[j]
         alpha[i] = ai

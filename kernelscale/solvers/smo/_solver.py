@@ -34,7 +34,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ._compiled import gather_block, solve_block, update_gradient
 
-__all__ = ["smo", "dual_objective"]
+__all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
 
 def dual_objective(alpha, G):
@@ -243,13 +243,20 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
     alpha = st.original(st.alpha)
     G = st.original(st.G)
     return {
-        "alpha": alpha, "intercept": -_rho(y, G, alpha, C), "objective": dual_objective(alpha, G),
+        "alpha": alpha, "intercept": -intercept_from_gradient(y, G, alpha, C),
+        "objective": dual_objective(alpha, G),
         "n_iter": n_iter, "n_outer": n_outer, "converged": converged, "gap": float(gap),
     }
 
 
-def _rho(y, G, alpha, C):
-    """LIBSVM's offset: the mean ``y G`` over free variables, else the middle of the bounds."""
+def intercept_from_gradient(y, G, alpha, C):
+    """LIBSVM's offset: the mean ``y G`` over free variables, else the middle of the bounds.
+
+    Variables with ``C = 0`` (zero weight) are not part of the problem, as in LIBSVM.
+    """
+    live = C > 0
+    if not live.all():
+        y, G, alpha, C = y[live], G[live], alpha[live], C[live]
     yG = y * G
     free = (alpha > 0) & (alpha < C)
     if free.any():

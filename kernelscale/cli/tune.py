@@ -1,0 +1,116 @@
+"""``kernelscale tune``: find the best kernel model for a data file, save it, draw the grid."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from pathlib import Path
+
+from ._options import DATASET_NAMES, add_data_options, positive_int
+
+__all__ = ["add_parser", "run"]
+
+#: search family -> the ``fit --model`` name of the model it refits
+FAMILY_MODELS = {"exact-svm": "kernel-svc", "falkon": "falkon"}
+
+
+def _families(text):
+    from ._options import ParserError
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if names == ["auto"]:
+        return "auto"
+    unknown = [n for n in names if n not in FAMILY_MODELS]
+    if not names or unknown:
+        raise ParserError(f"--families: unknown {unknown or text!r}; give 'auto' or a comma "
+                          f"list of {', '.join(FAMILY_MODELS)}")
+    return names
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "tune", help="search families, gamma and C / alpha by cross-validation; save the best",
+        description=(
+            "Cross-validate a grid of kernel models on TRAIN (a file or a named data set: "
+            f"{', '.join(DATASET_NAMES)}), sharing the work across the grid, refit the best "
+            "on all rows and write it (-o). Prints the leaderboard, the test accuracy with "
+            "--test, and draws the CV score over (gamma, C or alpha) per family as a PNG."),
+    )
+    p.add_argument("train", metavar="TRAIN", help="training data (file or a9a, mnist10k)")
+    p.add_argument("--test", metavar="TEST", help="held-out data to report accuracy on")
+    p.add_argument("--families", type=_families, default="auto",
+                   help="auto, or a comma list of exact-svm, falkon (default: auto)")
+    p.add_argument("--time-budget", default=None, metavar="DURATION",
+                   help="search time, e.g. 90s, 10m, 1h (default: the whole grid)")
+    p.add_argument("--cv", type=positive_int, default=5, help="folds (default: 5)")
+    p.add_argument("--scoring", default=None, help="score to maximise (default: accuracy)")
+    p.add_argument("--n-jobs", type=int, default=1, help="threads (default: 1; -1: all)")
+    p.add_argument("--seed", type=int, default=0, help="random_state (default: 0)")
+    p.add_argument("--top", type=positive_int, default=10, help="leaderboard rows (default: 10)")
+    p.add_argument("--heatmap", default=None, metavar="PNG",
+                   help="where to draw the CV scores (default: next to -o, .heatmap.png)")
+    p.add_argument("-o", "--output", required=True, metavar="MODEL",
+                   help="model file to write (the refitted best model)")
+    add_data_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args):
+    import numpy as np
+
+    from .._config import parse_duration
+    from ..model_selection import KernelClassifierCV
+    from ._heatmap import draw_heatmap
+    from ._output import budget, check_output_path, describe, print_warnings, save_fit, stages
+    from .fit import load_labelled
+
+    output = check_output_path(args.output, "-o")
+    heatmap = Path(args.heatmap) if args.heatmap else Path(output).with_suffix(".heatmap.png")
+    if args.time_budget is not None:
+        parse_duration(args.time_budget, "--time-budget")
+    search = KernelClassifierCV(families=args.families, cv=args.cv, scoring=args.scoring,
+                                time_budget=args.time_budget, n_jobs=args.n_jobs,
+                                random_state=args.seed)
+    from .._constraints import validate_params
+
+    validate_params(search)
+    spec = {"format": args.format or "auto",
+            "label_column": -1 if args.label_column is None else args.label_column,
+            "delimiter": args.delimiter}
+    with budget(args), stages(args.no_progress) as advance:
+        advance("loading training data")
+        start = time.perf_counter()
+        X, y = load_labelled(args.train, spec, args.data_dir)
+        load_s = time.perf_counter() - start
+        if args.test:
+            X_test, y_test = load_labelled(args.test, spec, args.data_dir, n_features=X.shape[1])
+        advance("searching")
+        start = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            search.fit(X, y)
+        fit_s = time.perf_counter() - start
+        advance("scoring and writing")
+        X_eval, y_eval = (X_test, y_test) if args.test else (X, y)
+        accuracy = float(np.mean(search.predict(X_eval) == y_eval))
+        args.model = FAMILY_MODELS[search.best_params_["family"]]
+        save_fit(args, search.best_estimator_, output, accuracy,
+                 {"load_s": load_s, "fit_s": fit_s},
+                 {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
+        draw_heatmap(search.cv_results_, heatmap, scoring=search.scoring or "accuracy",
+                     title=f"{Path(str(args.train)).name}: {search.scoring or 'accuracy'} "
+                           f"over {search.n_splits_} folds (best outlined in red)")
+    print_warnings(caught)
+    print(f"train: {args.train}: {describe(X, y)}")
+    print(f"families: {search.family_choice_}")
+    done = len(search.cv_results_["params"])
+    print(f"searched {done} configurations x {search.n_splits_} folds in "
+          f"{search.search_time_:.1f} s{'' if search.complete_ else ' (stopped early)'}; "
+          f"refit {search.refit_time_:.1f} s")
+    for line in search.leaderboard(args.top):
+        print(line)
+    print(f"best: {search.best_params_} (CV {search.best_score_:.4f})")
+    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
+    print(f"model written to {output}")
+    print(f"heatmap written to {heatmap}")
+    return 0

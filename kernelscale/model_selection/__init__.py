@@ -1,0 +1,21 @@
+"""Model selection: the best kernel model for the data, by searches that share their work."""
+
+from ._choice import EXACT_MAX_ROWS, choose_families
+from ._exact import exact_kernel_matrix, exact_svm_bytes, exact_svm_grid
+from ._least_squares import falkon_grid, fold_statistics, ridge_path
+from ._results import cv_results, leaderboard
+from ._search import KernelClassifierCV, KernelRegressorCV, SearchTimeError
+from ._space import (
+    CLASSIFIER_FAMILIES,
+    DEFAULT_CS,
+    DEFAULT_GAMMA_FACTORS,
+    REGRESSOR_FAMILIES,
+    SCORERS,
+    default_alphas,
+)
+
+__all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "choose_families",
+           "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
+           "falkon_grid", "fold_statistics", "ridge_path", "cv_results", "leaderboard",
+           "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_CS",
+           "DEFAULT_GAMMA_FACTORS", "default_alphas"]

@@ -1,0 +1,62 @@
+"""The automatic family choice: which model family to search for the data at hand.
+
+The rule is written from the grid searches measured in BENCHMARKS.md (2 cores,
+the default 7 x 7 grid, 5 folds):
+
+- the exact SVM's grid, on a kernel matrix shared by every gamma, C and fold,
+  took 42 s on MNIST-10k (10,000 rows) and about 5 minutes on 20,000 rows of a
+  26-class, 16-feature problem: it is the most accurate family and the fastest
+  route to its own accuracy while the ``n x n`` matrices (``8 n^2`` bytes)
+  fit the memory budget and ``n`` stays near 20,000;
+- past that, the SVM's cost grows with ``n^2`` (time and memory) while
+  Nystrom kernel ridge (FALKON's model) grows with ``n m^2``: it takes over.
+A regressor has no exact family (the exact SVR is not part of the search), so
+it is always Nystrom kernel ridge.
+"""
+
+from __future__ import annotations
+
+from .._config import format_bytes
+from ._exact import exact_svm_bytes
+
+__all__ = ["choose_families", "EXACT_MAX_ROWS"]
+
+#: largest training set the exact SVM's grid is chosen for (see the module docstring)
+EXACT_MAX_ROWS = 20_000
+
+
+def choose_families(task, n_samples, n_features, n_classes, memory_budget):
+    """The families to search and why, as ``(families, reasoning)``.
+
+    Parameters
+    ----------
+    task : {"classifier", "regressor"}
+    n_samples, n_features : int
+    n_classes : int or None
+    memory_budget : int
+
+    Returns
+    -------
+    families : list of str
+    reasoning : str
+        The rule as it applied to these data, for a user to print.
+    """
+    shape = f"{n_samples} rows x {n_features} features"
+    if task == "regressor":
+        return ["falkon"], (f"{shape}: regression is searched with Nystrom kernel ridge "
+                            "(FALKON's model); the exact SVR is not part of the search.")
+    need = exact_svm_bytes(n_samples)
+    shape += f", {n_classes} classes"
+    if n_samples <= EXACT_MAX_ROWS and need <= memory_budget:
+        return ["exact-svm"], (
+            f"{shape}: the exact SVM, its kernel matrix ({format_bytes(need)}) computed once "
+            f"and shared by the grid, fits the memory budget ({format_bytes(memory_budget)}) "
+            f"and n <= {EXACT_MAX_ROWS}, where it is the fastest route to the best accuracy.")
+    if need > memory_budget:
+        why = (f"the exact SVM's shared matrices ({format_bytes(need)}) exceed the memory "
+               f"budget ({format_bytes(memory_budget)}; a budget >= {format_bytes(need)} and "
+               f"n <= {EXACT_MAX_ROWS} would choose it)")
+    else:
+        why = (f"n > {EXACT_MAX_ROWS}, where the exact SVM's n^2 cost overtakes Nystrom "
+               "kernel ridge's n m^2")
+    return ["falkon"], f"{shape}: Nystrom kernel ridge (FALKON's model), because {why}."

@@ -1,0 +1,52 @@
+"""The parameter and attribute sections the search estimators' docstrings share."""
+
+__all__ = ["DOC_PARAMS", "DOC_ATTRS"]
+
+DOC_PARAMS = """families : "auto", str or list of str, default="auto"
+        Model families to search: {families}. "auto" chooses from the data's
+        shape and the memory budget (see ``family_choice_``).
+    gamma_factors : list of float, default=None
+        gamma = ``gamma_scale * factor``, ``gamma_scale = 1 / (n_features X.var())``
+        (scikit-learn's "scale"); None means 2^-3 .. 2^3 (7 values).
+    {penalty}
+    n_components : int, default=None
+        Centres of the FALKON family; None: FALKON's automatic number, at most
+        1000 while searching (its statistics cost n m^2 per gamma).
+    cv : int or cross-validation splitter, default=5
+        An int is {folds}, shuffled by ``random_state``.
+    scoring : str, default=None
+        {scoring}
+    time_budget : float or str, default=None
+        Seconds (or "90s", "10m", "1h") for the search; the gammas nearest
+        ``gamma_scale`` are tried first and no new gamma starts after it. The
+        refit of the best model comes on top (``refit_time_``).
+    memory_budget : int, str or None, default=None
+        Bytes (or "2G") for the shared matrices; None: the library's default.
+    n_jobs : int, default=None
+        Threads (None: 1, -1: every core).
+    random_state : int, RandomState or None, default=None
+        Fold shuffling and FALKON's centres.
+    verbose : int, default=0
+        1: a progress bar with the best score so far; 2: also the leaderboard."""
+
+DOC_ATTRS = """Attributes
+    ----------
+    best_estimator_ : estimator
+        The best configuration refitted on every row; ``predict`` goes through it.
+    best_params_ : dict
+        Its parameters (``family``, ``gamma`` and ``C`` or ``alpha``, ...).
+    best_score_ : float
+        Its mean cross-validated score.
+    best_index_ : int
+        Its row of ``cv_results_``.
+    cv_results_ : dict of ndarray
+        One entry per configuration, in :class:`sklearn.model_selection.GridSearchCV`'s
+        format (``params``, ``param_*``, ``split{{k}}_test_score``, ``mean_test_score``,
+        ``rank_test_score``, ``mean_fit_time``, ...).
+    family_choice_ : str
+        Why these families were searched (the rule as it applied).
+    n_splits_ : int
+    complete_ : bool
+        False when the time budget or Ctrl-C stopped the search early.
+    search_time_, refit_time_ : float
+        Seconds."""

@@ -1,0 +1,151 @@
+"""Run one family's grid: the shared-work engines, or fold-by-fold fits when they do not fit.
+
+Every function here returns records ``{"params", "scores", "fit_times",
+"score_times"}`` (one score and time per fold) and whether the grid completed
+before the deadline.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+
+from .._config import format_bytes
+from ..models import KernelSVC, base_weights, plus_minus_targets
+from ._exact import exact_svm_bytes, exact_svm_grid
+from ._least_squares import falkon_grid
+from ._space import SCORERS
+
+__all__ = ["run_family", "middle_out"]
+
+
+def middle_out(factors):
+    """Gamma factors nearest 1 first, so that a time budget cuts the extreme ones."""
+    factors = np.asarray(factors, dtype=np.float64)
+    return list(factors[np.argsort(np.abs(np.log(factors)), kind="stable")])
+
+
+def _labels_score(scoring, classes, y_true):
+    func, needs, _ = SCORERS[scoring]
+
+    def score(values):
+        values = np.asarray(values)
+        if needs in ("scores", "values"):
+            one = values.ndim == 2 and np.ndim(y_true) == 1
+            return float(func(y_true, values[:, 0] if one else values))
+        if values.ndim == 1 or values.shape[1] == 1:
+            predicted = classes[(values.reshape(-1) > 0).astype(np.intp)]
+        else:
+            predicted = classes[np.argmax(values, axis=1)]
+        return float(func(y_true, predicted))
+    return score
+
+
+def _fold_weights(task, data, folds, class_weight):
+    n = data["y"].shape[0]
+    weights = []
+    for train, _ in folds:
+        w = np.zeros(n)
+        if task == "classifier":
+            w[train] = base_weights(class_weight, data["classes"], data["y_index"][train],
+                                    data["sample_weight"][train])[0]
+        else:
+            w[train] = data["sample_weight"][train]
+        weights.append(w)
+    return weights
+
+
+def run_family(family, task, data, folds, space, settings, deadline, on_unit):
+    """Cross-validate ``family`` over its grid; returns ``(records, complete)``.
+
+    ``data``: ``X``, ``y``, ``y_index``, ``classes``, ``sample_weight``;
+    ``space``: ``gamma_ref``, ``factors``, ``Cs``, ``alphas``, ``n_components``;
+    ``settings``: ``scoring``, ``class_weight``, ``multiclass``, ``tol``,
+    ``memory_budget``, ``n_jobs``, ``random_state``.
+    """
+    X, s = data["X"], settings
+    factors = middle_out(space["factors"])
+    if family == "exact-svm":
+        n = X.shape[0]
+        if exact_svm_bytes(n) > s["memory_budget"]:
+            warnings.warn(
+                f"The exact SVM's shared matrices for {n} rows need "
+                f"{format_bytes(exact_svm_bytes(n))}, over the memory budget "
+                f"({format_bytes(s['memory_budget'])}): every grid point is fitted on its own "
+                f"(much slower); memory_budget >= {format_bytes(exact_svm_bytes(n))} shares "
+                "them.", UserWarning, stacklevel=4)
+            return _fold_by_fold(task, data, folds, space, settings, factors, deadline,
+                                 on_unit)
+
+        def unit(records):
+            on_unit([_svm_record(r) for r in records])
+        records, complete = exact_svm_grid(
+            X, data["y_index"], data["classes"], data["sample_weight"], folds,
+            gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
+            class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
+            scoring=s["scoring"], memory_budget=s["memory_budget"], n_jobs=s["n_jobs"],
+            deadline=deadline, on_unit=unit)
+        return [_svm_record(r) for r in records], complete
+    # falkon
+    if task == "classifier":
+        Y = plus_minus_targets(data["y_index"], len(data["classes"]))
+        y_true = data["y"]
+        scorers = [_labels_score(s["scoring"], data["classes"], y_true[val])
+                   for _, val in folds]
+    else:
+        y = np.asarray(data["y"], dtype=np.float64)
+        Y = y[:, None] if y.ndim == 1 else y
+        scorers = [_labels_score(s["scoring"], None, y[val]) for _, val in folds]
+    weights = _fold_weights(task, data, folds, s["class_weight"])
+    m = min(space["n_components"], X.shape[0])
+
+    def unit(records):
+        on_unit([_falkon_record(r) for r in records])
+    records, complete = falkon_grid(
+        X, Y, weights, folds, gamma_ref=space["gamma_ref"], factors=factors,
+        alphas=space["alphas"], n_components=m, random_state=s["random_state"],
+        score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
+        deadline=deadline, on_unit=unit)
+    return [_falkon_record(r) for r in records], complete
+
+
+def _svm_record(r):
+    return {"params": {"family": "exact-svm", "gamma": float(r["gamma"]), "C": r["C"]},
+            **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
+
+
+def _falkon_record(r):
+    return {"params": {"family": "falkon", "gamma": float(r["gamma"]), "alpha": r["alpha"],
+                       "n_components": r["n_components"]},
+            **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
+
+
+def _fold_by_fold(task, data, folds, space, settings, factors, deadline, on_unit):
+    """The exact SVM's grid without shared matrices: one KernelSVC per point and fold."""
+    s, X, y = settings, data["X"], data["y"]
+    score_of = [_labels_score(s["scoring"], data["classes"], y[val]) for _, val in folds]
+    base = KernelSVC(class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
+                     memory_budget=s["memory_budget"])
+    records = []
+    for factor in factors:
+        if records and deadline is not None and time.perf_counter() > deadline:
+            return records, False
+        gamma = space["gamma_ref"] * factor
+        for C in np.sort(space["Cs"]):
+            record = {"params": {"family": "exact-svm", "gamma": float(gamma), "C": float(C)},
+                      "scores": [], "fit_times": [], "score_times": []}
+            for f, (train, val) in enumerate(folds):
+                model = clone(base).set_params(C=float(C), gamma=float(gamma))
+                t0 = time.perf_counter()
+                model.fit(X[train], y[train], data["sample_weight"][train])
+                t1 = time.perf_counter()
+                # one score per class (votes for one-vs-one): the arg-max is predict's
+                record["scores"].append(score_of[f](model.decision_function(X[val])))
+                record["fit_times"].append(t1 - t0)
+                record["score_times"].append(time.perf_counter() - t1)
+            records.append(record)
+        on_unit(records)
+    return records, True

@@ -1,0 +1,414 @@
+"""``KernelClassifierCV`` and ``KernelRegressorCV``: the best kernel model for the data."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from .._config import parse_duration
+from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
+from .._progress import progress
+from .._validation import (
+    check_sample_weight,
+    check_X_y,
+    effective_n_jobs,
+    resolve_memory_budget,
+)
+from ..kernels import make_kernel
+from ..models import KernelSVC, NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_components
+from ._choice import choose_families
+from ._docs import DOC_ATTRS, DOC_PARAMS
+from ._engines import run_family
+from ._exact import exact_kernel_matrix, exact_svm_bytes
+from ._results import cv_results, leaderboard
+from ._space import (
+    DEFAULT_CS,
+    DEFAULT_GAMMA_FACTORS,
+    check_families,
+    check_grid,
+    check_scoring,
+    default_alphas,
+)
+
+__all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
+
+#: centres the FALKON family searches with by default (its statistics cost n m^2 per gamma)
+SEARCH_MAX_CENTERS = 1000
+
+
+class SearchTimeError(ValueError):
+    """The time budget ended before one configuration was scored on every fold."""
+
+
+class _KernelSearch(BaseEstimator):
+    _task = None
+    _parameter_constraints = {
+        "families": [str, list, tuple],
+        "gamma_factors": [None, "array-like"],
+        "n_components": [None, Interval("int", 1)],
+        "cv": [Interval("int", 2), "array-like", "splitter"],
+        "scoring": [None, str],
+        "time_budget": [None, Interval("real", 0, None, closed="neither"), str],
+        "memory_budget": ["memory"],
+        "n_jobs": N_JOBS,
+        "random_state": ["random_state"],
+        "verbose": VERBOSE,
+    }
+
+    def _common_fit(self, X, y, sample_weight, classifier):
+        validate_params(self)
+        budget_s = None if self.time_budget is None else parse_duration(self.time_budget)
+        families = self.families
+        space = {"factors": check_grid("gamma_factors", self._default(self.gamma_factors,
+                                                                      DEFAULT_GAMMA_FACTORS))}
+        check_families([] if families == "auto" else families, self._task) \
+            if families != "auto" else None
+        X, y = check_X_y(self, X, y, multi_output=not classifier, y_numeric=not classifier)
+        n, d = X.shape
+        sw = check_sample_weight(sample_weight, n)
+        data = {"X": X, "y": y, "sample_weight": sw, "classes": None, "y_index": None}
+        if isinstance(self.cv, (int, np.integer)) and n < self.cv:
+            raise ValueError(f"n_samples={n} is fewer than the cv={self.cv} folds: give at "
+                             f"least {self.cv} rows or a smaller cv.")
+        if classifier:
+            check_classification_targets(y)
+            self.classes_, data["y_index"] = np.unique(y, return_inverse=True)
+            if len(self.classes_) < 2:
+                raise ValueError(f"{type(self).__name__} needs at least 2 classes; the data "
+                                 "have 1 class.")
+            data["classes"] = self.classes_
+        folds = self._folds(X, y, data["y_index"])
+        scoring = check_scoring(self.scoring, self._task,
+                                len(self.classes_) if classifier else None)
+        budget = resolve_memory_budget(self.memory_budget)
+        if families == "auto":
+            families, self.family_choice_ = choose_families(
+                self._task, n, d, len(self.classes_) if classifier else None, budget)
+        else:
+            families = check_families(families, self._task)
+            self.family_choice_ = f"families given: {', '.join(families)}"
+        space.update(self._penalties(n))
+        n_train = min(len(tr) for tr, _ in folds)
+        space["n_components"] = (int(self.n_components) if self.n_components is not None else
+                                 min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
+        kernel = make_kernel("rbf", X, gamma="scale")
+        kernel.check_range(X, np.float32)
+        space["gamma_ref"] = float(kernel.gamma)
+        seed = np.random.RandomState(self._seed).randint(2**31 - 1)
+        settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
+                    "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
+                    **self._classifier_settings()}
+        self._search(families, data, folds, space, settings, budget_s)
+        self._refit(data, space, settings)
+        return self
+
+    @property
+    def _seed(self):
+        rs = self.random_state
+        return rs if not isinstance(rs, (int, np.integer)) else int(rs)
+
+    @staticmethod
+    def _default(values, default):
+        return default if values is None else values
+
+    def _classifier_settings(self):
+        return {"class_weight": None, "multiclass": "ovo"}
+
+    def _folds(self, X, y, y_index):
+        cv = self.cv
+        if isinstance(cv, (int, np.integer)):
+            if y_index is not None:
+                counts = np.bincount(y_index)
+                small = int(np.argmin(counts))
+                if counts[small] < cv:
+                    raise ValueError(
+                        f"Class {self.classes_[small]!r} has {counts[small]} rows, fewer than "
+                        f"the cv={cv} folds: use cv={max(int(counts[small]), 2)} or fewer, or "
+                        "remove or merge that class.")
+                splitter = StratifiedKFold(int(cv), shuffle=True, random_state=self._seed)
+            else:
+                splitter = KFold(int(cv), shuffle=True, random_state=self._seed)
+            folds = list(splitter.split(X, y))
+        elif hasattr(cv, "split"):
+            folds = list(cv.split(X, y))
+        else:
+            folds = list(cv)
+        folds = [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp))
+                 for tr, va in folds]
+        if len(folds) < 2 or any(tr.size == 0 or va.size == 0 for tr, va in folds):
+            raise ValueError("cv must give at least 2 folds, each with training and "
+                             "validation rows.")
+        if y_index is not None and any(np.unique(y_index[tr]).size < len(self.classes_)
+                                       for tr, _ in folds):
+            raise ValueError("A fold's training rows miss a class: use stratified folds "
+                             "(an int cv) or fewer folds.")
+        return folds
+
+    def _search(self, families, data, folds, space, settings, budget_s):
+        start = time.perf_counter()
+        deadline = None if budget_s is None else start + budget_s
+        units = sum(len(space["factors"]) for _ in families)
+        bar = progress(units, f"{type(self).__name__} search", verbose=self.verbose,
+                       unit="gamma")
+        done, best = [], [-np.inf]
+
+        def on_unit(records):
+            if not done and deadline is not None and time.perf_counter() > deadline \
+                    and len(records) == len(space["Cs"] if families[0] == "exact-svm"
+                                            else space["alphas"]):
+                took = time.perf_counter() - start
+                raise SearchTimeError(
+                    f"time_budget={self.time_budget!r} is too small for one fit: the first "
+                    f"gamma ({len(records)} configurations x {len(folds)} folds) took "
+                    f"{took:.1f} s; give time_budget >= {np.ceil(took * 1.2):.0f}s.")
+            bar.update()
+            scores = [np.mean(r["scores"]) for r in records]
+            best[0] = max(best[0], np.nanmax(scores))
+            bar.set_postfix_str(f"best {best[0]:.4f}")
+
+        complete = True
+        try:
+            with bar:
+                for family in families:
+                    if done and deadline is not None and time.perf_counter() > deadline:
+                        complete = False
+                        break
+                    records, finished = run_family(family, self._task, data, folds, space,
+                                                   settings, deadline, on_unit)
+                    done += records
+                    complete &= finished
+        except KeyboardInterrupt:
+            if not done:
+                raise
+            complete = False
+            warnings.warn(f"Search interrupted: keeping the best of the {len(done)} "
+                          "configurations scored so far.", UserWarning, stacklevel=3)
+        self.search_time_ = time.perf_counter() - start
+        self.complete_ = complete
+        self.n_splits_ = len(folds)
+        self.cv_results_ = cv_results(done, len(folds))
+        self.best_index_ = int(np.argmin(self.cv_results_["rank_test_score"]))
+        self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        if self.verbose >= 2:
+            print("\n".join(leaderboard(self.cv_results_)), flush=True)
+
+    def _refit(self, data, space, settings):
+        start = time.perf_counter()
+        p, X = self.best_params_, data["X"]
+        model, extra = self._best_model(p, settings)
+        if p["family"] == "exact-svm" and exact_svm_bytes(X.shape[0]) // 2 <= \
+                settings["memory_budget"]:
+            extra = {"kernel_matrix": exact_kernel_matrix(
+                X, space["gamma_ref"], p["gamma"] / space["gamma_ref"],
+                settings["memory_budget"])}
+        model.fit(X, data["y"], data["sample_weight"], **extra)
+        self.best_estimator_ = model
+        self.refit_time_ = time.perf_counter() - start
+
+    def leaderboard(self, top=10):
+        """The ``top`` configurations, best first, as printable lines."""
+        check_is_fitted(self, "cv_results_")
+        return leaderboard(self.cv_results_, top)
+
+    def predict(self, X):
+        """Predict through ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class KernelClassifierCV(ClassifierMixin, _KernelSearch):
+    __doc__ = """The most accurate kernel classifier for the data, by a search that shares its work.
+
+    Cross-validates every configuration of the chosen families and refits the
+    best on all rows. Unlike ``GridSearchCV`` around an SVM, the work is shared
+    across the grid: the exact SVM computes the squared distances once, each
+    gamma is one elementwise exp, each fold's block is cut from that matrix,
+    and along increasing ``C`` each binary problem starts from the previous
+    solution; the FALKON family merges fold statistics and serves every alpha
+    from one eigendecomposition per gamma. The scores are those of the refitted
+    models (``KernelSVC``, ``NystromKernelRidgeClassifier``) on the same folds.
+
+    Parameters
+    ----------
+    """ + DOC_PARAMS.format(
+        families='"exact-svm" (KernelSVC), "falkon" (NystromKernelRidgeClassifier)',
+        penalty="""Cs : list of float, default=None
+        SVM penalties; None means 10^-1 .. 10^2 in half decades (7 values).
+    alphas : list of float, default=None
+        FALKON penalties (absolute, as ``NystromKernelRidgeClassifier``'s
+        ``alpha``); None means ``n * 10^-7 .. n * 10^-1``.""",
+        folds="stratified folds", scoring='"accuracy" (None), "balanced_accuracy", "f1", '
+        '"f1_macro", "f1_weighted" or "roc_auc" (two classes).') + """
+    class_weight : dict, "balanced" or None, default=None
+        As :class:`kernelscale.KernelSVC`'s (per fold: "balanced" uses the
+        fold's counts).
+    multiclass : {"ovo", "ovr"}, default="ovo"
+        How the SVM trains several classes.
+
+    """ + DOC_ATTRS + """
+    classes_ : ndarray
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kernelscale import KernelClassifierCV
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> search = KernelClassifierCV(random_state=0).fit(X, y)
+    >>> search.best_params_["family"], search.best_score_ > 0.9
+    ('exact-svm', True)
+    """
+    _task = "classifier"
+    _parameter_constraints = {
+        **_KernelSearch._parameter_constraints,
+        "Cs": [None, "array-like"],
+        "alphas": [None, "array-like"],
+        "class_weight": [None, "dict", Options("balanced")],
+        "multiclass": [Options("ovo", "ovr")],
+    }
+
+    def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
+                 n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
+                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
+                 verbose=0):
+        self.families = families
+        self.gamma_factors = gamma_factors
+        self.Cs = Cs
+        self.alphas = alphas
+        self.n_components = n_components
+        self.cv = cv
+        self.scoring = scoring
+        self.class_weight = class_weight
+        self.multiclass = multiclass
+        self.time_budget = time_budget
+        self.memory_budget = memory_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y, sample_weight=None):
+        """Search the grid and refit the best configuration on every row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : KernelClassifierCV
+        """
+        return self._common_fit(X, y, sample_weight, classifier=True)
+
+    def _penalties(self, n):
+        return {"Cs": check_grid("Cs", self._default(self.Cs, DEFAULT_CS)),
+                "alphas": check_grid("alphas", self._default(self.alphas, default_alphas(n)))}
+
+    def _classifier_settings(self):
+        return {"class_weight": self.class_weight, "multiclass": self.multiclass}
+
+    def _best_model(self, p, s):
+        if p["family"] == "exact-svm":
+            return KernelSVC(C=p["C"], gamma=p["gamma"], class_weight=s["class_weight"],
+                             multiclass=s["multiclass"],
+                             memory_budget=s["memory_budget"]), {}
+        return NystromKernelRidgeClassifier(
+            n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"],
+            class_weight=s["class_weight"], memory_budget=s["memory_budget"],
+            random_state=s["random_state"]), {}
+
+    def decision_function(self, X):
+        """Decision values of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+
+class KernelRegressorCV(RegressorMixin, _KernelSearch):
+    __doc__ = """The most accurate kernel regressor for the data, by a search that shares its work.
+
+    Nystrom kernel ridge (FALKON's model) over (gamma, alpha): fold statistics
+    merged (a fold's = the total minus its own), one eigendecomposition per
+    gamma serving every fold and alpha; the best is refitted as
+    :class:`kernelscale.NystromKernelRidge`.
+
+    Parameters
+    ----------
+    """ + DOC_PARAMS.format(
+        families='"falkon" (NystromKernelRidge)',
+        penalty="""alphas : list of float, default=None
+        Ridge penalties (absolute, as ``NystromKernelRidge``'s ``alpha``);
+        None means ``n * 10^-7 .. n * 10^-1``.""",
+        folds="folds (KFold)", scoring='"r2" (None), "neg_mean_squared_error", '
+        '"neg_root_mean_squared_error" or "neg_mean_absolute_error".') + """
+
+    """ + DOC_ATTRS + """
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale import KernelRegressorCV
+    >>> X = np.linspace(0, 6, 300)[:, None]
+    >>> y = np.sin(X).ravel()
+    >>> search = KernelRegressorCV(n_components=50, random_state=0).fit(X, y)
+    >>> search.best_score_ > 0.99
+    True
+    """
+    _task = "regressor"
+    _parameter_constraints = {**_KernelSearch._parameter_constraints,
+                              "alphas": [None, "array-like"]}
+
+    def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
+                 cv=5, scoring=None, time_budget=None, memory_budget=None, n_jobs=None,
+                 random_state=None, verbose=0):
+        self.families = families
+        self.gamma_factors = gamma_factors
+        self.alphas = alphas
+        self.n_components = n_components
+        self.cv = cv
+        self.scoring = scoring
+        self.time_budget = time_budget
+        self.memory_budget = memory_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y, sample_weight=None):
+        """Search the grid and refit the best configuration on every row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : KernelRegressorCV
+        """
+        return self._common_fit(X, y, sample_weight, classifier=False)
+
+    def _penalties(self, n):
+        return {"Cs": None,
+                "alphas": check_grid("alphas", self._default(self.alphas, default_alphas(n)))}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _best_model(self, p, s):
+        return NystromKernelRidge(n_components=p["n_components"], gamma=p["gamma"],
+                                  alpha=p["alpha"], memory_budget=s["memory_budget"],
+                                  random_state=s["random_state"]), {}

@@ -1,0 +1,110 @@
+"""The search space: families, the default grids, their validation, and the scores.
+
+Every value is checked before any work: an empty grid, a value out of range, an
+unknown family or scoring name is one clear error.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn import metrics
+
+__all__ = ["CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_GAMMA_FACTORS",
+           "DEFAULT_CS", "default_alphas", "check_grid", "check_families", "check_scoring"]
+
+#: name -> what it fits (the estimator ``best_estimator_`` will be)
+CLASSIFIER_FAMILIES = {
+    "exact-svm": "KernelSVC: the exact SVM (SMO), the kernel matrix shared by the grid",
+    "falkon": "NystromKernelRidgeClassifier (Nystrom kernel ridge), fold statistics merged, "
+              "every alpha from one eigendecomposition per gamma and fold",
+}
+REGRESSOR_FAMILIES = {
+    "falkon": "NystromKernelRidge (Nystrom kernel ridge), fold statistics merged, every "
+              "alpha from one eigendecomposition per gamma and fold",
+}
+
+#: gamma = gamma_scale * factor: scikit-learn's "scale" times 2^-3 .. 2^3
+DEFAULT_GAMMA_FACTORS = tuple(2.0 ** k for k in range(-3, 4))
+#: C = 10^-1 .. 10^2 in half decades
+DEFAULT_CS = tuple(10.0 ** (k / 2) for k in range(-2, 5))
+
+
+def default_alphas(n_samples):
+    """The ridge penalties tried by default: ``n * 10^-7 .. n * 10^-1`` (FALKON's scale)."""
+    return tuple(n_samples * 10.0 ** k for k in range(-7, 0))
+
+
+#: scoring name -> (function of (y_true, values), what it needs: "labels" or "scores", task)
+SCORERS = {
+    "accuracy": (metrics.accuracy_score, "labels", "classifier"),
+    "balanced_accuracy": (metrics.balanced_accuracy_score, "labels", "classifier"),
+    "f1": (metrics.f1_score, "labels", "binary"),
+    "f1_macro": (lambda t, p: metrics.f1_score(t, p, average="macro"), "labels", "classifier"),
+    "f1_weighted": (lambda t, p: metrics.f1_score(t, p, average="weighted"), "labels",
+                    "classifier"),
+    "roc_auc": (metrics.roc_auc_score, "scores", "binary"),
+    "r2": (metrics.r2_score, "values", "regressor"),
+    "neg_mean_squared_error": (lambda t, p: -metrics.mean_squared_error(t, p), "values",
+                               "regressor"),
+    "neg_root_mean_squared_error": (
+        lambda t, p: -float(np.sqrt(metrics.mean_squared_error(t, p))), "values", "regressor"),
+    "neg_mean_absolute_error": (lambda t, p: -metrics.mean_absolute_error(t, p), "values",
+                                "regressor"),
+}
+
+
+def check_scoring(scoring, task, n_classes=None):
+    """The scoring name to use (``None``: accuracy or r2); one clear error otherwise."""
+    if scoring is None:
+        return "accuracy" if task == "classifier" else "r2"
+    if not isinstance(scoring, str) or scoring not in SCORERS:
+        names = [k for k, v in SCORERS.items() if v[2] in (task, "binary")
+                 or (task == "classifier" and v[2] == "classifier")]
+        raise ValueError(f"Unknown scoring={scoring!r} for a {task}; choose from "
+                         f"{', '.join(names)}.")
+    kind = SCORERS[scoring][2]
+    if task == "regressor" and kind != "regressor" or task == "classifier" and kind == "regressor":
+        raise ValueError(f"scoring={scoring!r} does not score a {task}.")
+    if kind == "binary" and n_classes is not None and n_classes != 2:
+        raise ValueError(f"scoring={scoring!r} needs two classes; these data have {n_classes}: "
+                         "use e.g. 'f1_macro' or 'accuracy'.")
+    return scoring
+
+
+def check_families(families, task):
+    """The family names to search (not "auto"), or one clear error."""
+    known = CLASSIFIER_FAMILIES if task == "classifier" else REGRESSOR_FAMILIES
+    if isinstance(families, str):
+        families = [families]
+    families = list(families)
+    if not families:
+        raise ValueError("families is empty: give at least one of "
+                         f"{', '.join(known)}, or 'auto'.")
+    unknown = [f for f in families if f not in known]
+    if unknown:
+        raise ValueError(f"Unknown families {unknown} for a {task}; choose from "
+                         f"{', '.join(known)} or 'auto'.")
+    return list(dict.fromkeys(families))
+
+
+def check_grid(name, values, *, integer=False, minimum=0.0):
+    """A sorted 1-D array of distinct positive values, or one clear error."""
+    if values is None:
+        return None
+    if isinstance(values, (numbers.Real, np.number)) and not isinstance(values, bool):
+        values = [values]
+    try:
+        array = np.asarray(list(values), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of numbers, got {values!r}.") from None
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"{name} is empty: give at least one value.")
+    bad = array[~np.isfinite(array) | (array <= minimum)]
+    if bad.size:
+        raise ValueError(f"{name} holds {bad[0]:g}, out of range: every value must be a "
+                         f"finite number > {minimum:g}.")
+    if integer and np.any(array != np.round(array)):
+        raise ValueError(f"{name} must hold whole numbers, got {values!r}.")
+    return np.unique(array)

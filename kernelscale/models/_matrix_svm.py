@@ -1,0 +1,216 @@
+"""Every binary problem of a kernel SVM solved on a kernel matrix held whole.
+
+``KernelSVC`` uses this when its ``n x n`` float32 kernel fits the memory budget,
+and the grid search (:mod:`kernelscale.model_selection`) uses it per gamma on
+the kernel of *all* rows, for every cross-validation fold and a whole path of
+increasing ``C``:
+
+- each binary problem cuts its principal sub-matrix (its classes' rows) once,
+  and each fold's block is cut from that small matrix (not from ``K``);
+- along increasing ``C`` each solution starts the next (alpha seeding, with
+  its gradient, which does not depend on ``C``);
+- problems run in ``n_jobs`` threads (the compiled solver releases the GIL).
+
+A fold's problem weights are computed from its rows alone (zero weight outside
+it), so ``class_weight="balanced"`` means the fold's class counts, as when the
+fold is fitted on its own.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._progress import progress
+from ..solvers import smo_dense, submatrix
+from ._binary_problems import ovo_problems, ovo_votes, ovr_problems, pairs
+
+__all__ = ["solve_svm_path", "svm_decision_values", "combine_scores", "svm_problems",
+           "training_kernel_matrix"]
+
+
+def _bounds(C, weights):
+    # a zero weight stays 0 even for C = inf (a hard margin)
+    return np.where(weights > 0, C * weights, 0.0)
+
+
+def svm_problems(y_index, classes, sample_weight, class_weight, multiclass):
+    """The binary problems ``(rows or None, y_pm, C factors)`` of a multiclass SVM."""
+    if multiclass == "ovo" and len(classes) > 2:
+        return list(ovo_problems(class_weight, classes, y_index, sample_weight))
+    return list(ovr_problems(class_weight, classes, y_index, sample_weight))
+
+
+def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, multiclass,
+                   tol, folds=None, max_iter=-1, n_jobs=1, verbose=0):
+    """Solve an SVM's binary problems on ``K`` for every fold and every ``C`` of ``Cs``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n), float32
+        The kernel matrix of all rows.
+    y_index : ndarray of shape (n,)
+        Class index of every row.
+    classes : ndarray of shape (n_classes,)
+    sample_weight : ndarray of shape (n,)
+    Cs : sequence of float
+        Increasing penalties; each solution warm-starts the next (alpha seeding).
+    class_weight, multiclass : as :class:`KernelSVC`'s.
+    tol : float
+    folds : list of ndarray of int, default=None
+        The training rows of each fold (every class must have rows in each);
+        None: one fold of all rows.
+    max_iter : int, default=-1
+    n_jobs : int, default=1
+        Threads solving problems side by side.
+    verbose : int, default=0
+        1: a progress bar over the problems.
+
+    Returns
+    -------
+    problems : list of (rows or None, y_pm, weights)
+        The binary problems over all rows (``weights`` of the last fold).
+    results : list (per fold) of list (per C) of list (per problem) of dict
+        :func:`kernelscale.solvers.smo_dense`'s results; ``alpha`` runs over
+        the problem's rows (every row for ``rows`` None).
+    """
+    Cs = np.asarray(Cs, dtype=np.float64)
+    if np.any(np.diff(Cs) < 0):
+        raise ValueError("Cs must be increasing: each solution starts the next.")
+    n = len(y_index)
+    folds = [np.arange(n)] if folds is None else folds
+    per_fold = []
+    for train in folds:
+        weight = np.zeros(n)
+        weight[train] = sample_weight[train]
+        per_fold.append(svm_problems(y_index, classes, weight, class_weight, multiclass))
+    problems = per_fold[-1]
+    results = [[[None] * len(problems) for _ in Cs] for _ in folds]
+    bar = progress(len(problems) * len(folds), "KernelSVC problems", verbose=verbose)
+
+    def solve(p, fold_list, Kp=None):
+        rows, y_pm, _ = problems[p]
+        if Kp is None:
+            Kp = K if rows is None else submatrix(K, rows)
+        for f in fold_list:
+            weights = per_fold[f][p][2]
+            live = np.flatnonzero(weights > 0)
+            whole = live.size == weights.size
+            # the fold's block, cut from the problem's (small, cache-resident) matrix
+            Kf = Kp if whole else submatrix(Kp, live)
+            y_f, w_f = (y_pm, weights) if whole else (y_pm[live], weights[live])
+            alpha = gradient = None
+            for c, C in enumerate(Cs):
+                res = smo_dense(Kf, y_f, _bounds(C, w_f), tol=tol, max_iter=max_iter,
+                                alpha0=alpha, gradient0=gradient)
+                alpha, gradient = res["alpha"], res.pop("gradient")
+                if not whole:
+                    res["alpha"] = np.zeros(weights.size)
+                    res["alpha"][live] = alpha
+                results[f][c][p] = res
+            bar.update()
+
+    every_fold = list(range(len(folds)))
+    if n_jobs <= 1:
+        for p in range(len(problems)):
+            solve(p, every_fold)
+    elif len(problems) >= 2 * n_jobs:
+        # the largest problems first, so that the threads finish together
+        order = sorted(range(len(problems)), key=lambda p: -len(problems[p][1]))
+        with ThreadPoolExecutor(n_jobs) as pool:
+            list(pool.map(lambda p: solve(p, every_fold), order))
+    else:
+        # few problems (binary): the folds run side by side on each one's matrix
+        for p, (rows, _, _) in enumerate(problems):
+            Kp = K if rows is None else submatrix(K, rows)
+            with ThreadPoolExecutor(n_jobs) as pool:
+                list(pool.map(lambda f, p=p, Kp=Kp: solve(p, [f], Kp), every_fold))
+    bar.close()
+    return problems, results
+
+
+def svm_decision_values(K, rows, problems, path, n_classes, multiclass):
+    """Decision values of every binary problem for some rows of ``K``, for each ``C``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        The kernel matrix the problems were solved on.
+    rows : ndarray of int
+        The rows to score (a fold's validation rows).
+    problems : list
+        As :func:`solve_svm_path` returns them.
+    path : list (per C) of list (per problem) of dict
+        One fold's results: ``results[f]`` of :func:`solve_svm_path`.
+    n_classes : int
+    multiclass : {"ovo", "ovr"}
+
+    Returns
+    -------
+    scores : list (per C) of ndarray of shape (n_rows, n_problems)
+    """
+    if multiclass != "ovo" or n_classes <= 2:
+        K_rows = np.take(K, rows, axis=0)
+        out = []
+        for results in path:
+            dual = np.zeros((K.shape[1], len(problems)), dtype=K.dtype)
+            for p, ((members, y_pm, _), res) in enumerate(zip(problems, results)):
+                dual[slice(None) if members is None else members, p] = res["alpha"] * y_pm
+            intercepts = [res["intercept"] for res in results]
+            out.append(np.asarray(K_rows @ dual, dtype=np.float64) + intercepts)
+        return out
+    # a pair's coefficients are 0 outside its two classes: one product per class,
+    # on that class's columns (cut once, in class order, for every C)
+    involved = [[] for _ in range(n_classes)]
+    side = [[] for _ in range(n_classes)]
+    class_rows = [None] * n_classes
+    for p, ((i, j), (members, y_pm, _)) in enumerate(zip(pairs(n_classes), problems)):
+        for k, mask in ((i, y_pm > 0), (j, y_pm < 0)):
+            involved[k].append(p)
+            side[k].append(mask)
+            class_rows[k] = members[mask]
+    bounds = np.cumsum([0] + [r.size for r in class_rows])
+    K_rows = submatrix(K, rows, np.concatenate(class_rows))
+    out = []
+    for results in path:
+        coef = [res["alpha"] * y_pm for res, (_, y_pm, _) in zip(results, problems)]
+        scores = np.zeros((len(rows), len(problems)))
+        for k in range(n_classes):
+            dual = np.empty((class_rows[k].size, len(involved[k])), dtype=K.dtype)
+            for col, (p, mask) in enumerate(zip(involved[k], side[k])):
+                dual[:, col] = coef[p][mask]
+            scores[:, involved[k]] += K_rows[:, bounds[k]:bounds[k + 1]] @ dual
+        out.append(scores + [res["intercept"] for res in results])
+    return out
+
+
+def combine_scores(scores, n_classes, multiclass):
+    """Class indices from the problems' decision values (vote, arg-max or sign)."""
+    if n_classes == 2:
+        return (scores[:, 0] > 0).astype(np.intp)
+    if multiclass == "ovo":
+        return np.argmax(ovo_votes(scores, n_classes), axis=1)
+    return np.argmax(scores, axis=1)
+
+
+def training_kernel_matrix(kernel, X, given, memory_budget):
+    """The float32 ``k(X, X)`` an SVM is solved on.
+
+    ``given``: ``"precomputed"`` (``X`` is the matrix), an array computed
+    already (a grid search's, checked for its shape), or None: computed here,
+    for a shift-invariant kernel as one GEMM of distances and one exp (the same
+    values a grid search over gamma computes).
+    """
+    if isinstance(given, str):
+        return np.ascontiguousarray(X, dtype=np.float32)
+    if given is not None:
+        K = np.ascontiguousarray(given, dtype=np.float32)
+        if K.shape != (X.shape[0], X.shape[0]):
+            raise ValueError(f"kernel_matrix must be ({X.shape[0]}, {X.shape[0]}), the "
+                             f"kernel of the training rows; got {K.shape}.")
+        return K
+    if kernel.shift_invariant:
+        K = kernel.distances(X, dtype=np.float32, memory_budget=memory_budget)
+        return kernel.from_distances(K, out=K)
+    return kernel.gram(X, dtype=np.float32, memory_budget=memory_budget)

@@ -1,0 +1,217 @@
+"""Compiled SMO on a kernel matrix held whole, with LIBSVM's shrinking done by compaction.
+
+The state is kept in a permuted order whose first ``m`` positions are the
+working set, and the working set's kernel block ``Kw`` is a contiguous copy, so
+that every scan of an update (the two selections, the gradient update) is a
+straight, branch-light pass over contiguous memory. Variables that shrinking
+sets aside stay in the scans until a fifth of the working set can go; then the
+block is compacted (a copy of at most 0.8 of the previous one, so all
+compactions together cost less than three passes over ``K``). The score
+``F = -y G`` is tracked instead of the gradient ``G``: its update needs no ``y``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ._compiled import TAU, pair_step
+
+__all__ = ["solve_dense", "take_block"]
+
+
+@numba.njit(cache=True, nogil=True)
+def _flags(y, alpha, C, up, low, t):  # pragma: no cover - compiled
+    # I_up: alpha can move so that y alpha grows; I_low: so that it shrinks
+    up[t] = alpha[t] < C[t] if y[t] > 0 else alpha[t] > 0.0
+    low[t] = alpha[t] > 0.0 if y[t] > 0 else alpha[t] < C[t]
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(K, rows, out):  # pragma: no cover - compiled
+    q = rows.size
+    for a in range(q):
+        src = K[rows[a]]
+        dst = out[a]
+        for b in range(q):
+            dst[b] = src[rows[b]]
+
+
+@numba.njit(parallel=True, cache=True, nogil=True)
+def take_block(K, rows, columns, out):  # pragma: no cover - compiled
+    """``out <- K[rows][:, columns]``, rows in parallel."""
+    q = columns.size
+    for a in numba.prange(rows.size):
+        src = K[rows[a]]
+        dst = out[a]
+        for b in range(q):
+            dst[b] = src[columns[b]]
+
+
+@numba.njit(cache=True, nogil=True)
+def _reorder(order, perm, y, alpha, C, F, diag, up, low):  # pragma: no cover - compiled
+    perm[:] = perm[order]
+    y[:] = y[order]
+    alpha[:] = alpha[order]
+    C[:] = C[order]
+    F[:] = F[order]
+    diag[:] = diag[order]
+    up[:] = up[order]
+    low[:] = low[order]
+
+
+@numba.njit(cache=True, nogil=True)
+def _reconstruct(K, perm, y, alpha, C, F, m):  # pragma: no cover - compiled
+    """The exact scores of the positions ``m..n`` (outside the working set).
+
+    Variables with ``C = 0`` are not part of the problem (rows left out of a
+    cross-validation fold): their scores are not computed.
+    """
+    n = y.size
+    rebuild = np.empty(n - m, dtype=np.intp)
+    k = 0
+    for a in range(m, n):
+        if C[a] > 0.0:
+            F[a] = y[a]
+            rebuild[k] = a
+            k += 1
+    rebuild = rebuild[:k]
+    columns = perm[rebuild]
+    for b in range(n):
+        if alpha[b] > 0.0:
+            coef = alpha[b] * y[b]
+            row = K[perm[b]]
+            for r in range(k):
+                F[rebuild[r]] -= coef * row[columns[r]]
+
+
+@numba.njit(cache=True, nogil=True)
+def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter):  # pragma: no cover - compiled
+    """SMO (second-order pair selection) on the whole matrix ``K``, with shrinking.
+
+    ``alpha0`` and ``G0`` (the gradient ``Q alpha - 1`` at ``alpha0``) are
+    updated in place; variables with ``C0 = 0`` stay at 0 and their gradient is
+    not kept up to date. Returns the number of pair updates.
+    """
+    n = y0.size
+    perm = np.arange(n)
+    y = y0.copy()
+    alpha = alpha0.copy()
+    C = C0.copy()
+    F = -y0 * G0
+    diag = np.empty(n)
+    for t in range(n):
+        diag[t] = K[t, t]
+    up = np.empty(n, dtype=np.bool_)
+    low = np.empty(n, dtype=np.bool_)
+    for t in range(n):
+        _flags(y, alpha, C, up, low, t)
+    Kw = K
+    m = n
+    period = min(n, 1000)
+    counter = period
+    unshrunk = False
+    it = 0
+    while it < max_iter:
+        counter -= 1
+        if counter == 0:
+            counter = period
+            g_up = -np.inf
+            g_low = -np.inf
+            for t in range(m):
+                if up[t] and F[t] > g_up:
+                    g_up = F[t]
+                if low[t] and -F[t] > g_low:
+                    g_low = -F[t]
+            if not unshrunk and g_up + g_low <= 10.0 * eps:
+                unshrunk = True
+                if m < n:
+                    _reconstruct(K, perm, y, alpha, C, F, m)
+                    _reorder(np.argsort(perm), perm, y, alpha, C, F, diag, up, low)
+                    Kw = K
+                    m = n
+            # LIBSVM's be_shrunk: at a bound, on the side no violating pair moves
+            keep = np.empty(m, dtype=np.bool_)
+            n_keep = 0
+            for t in range(m):
+                out = C[t] <= 0.0  # not in the problem (a row outside the fold)
+                if out:
+                    pass
+                elif not up[t]:
+                    out = F[t] > g_up
+                elif not low[t]:
+                    out = -F[t] > g_low
+                keep[t] = not out
+                n_keep += not out
+            if n_keep <= 0.8 * m and n_keep >= 2:
+                order = np.empty(n, dtype=np.intp)
+                k = 0
+                for t in range(m):
+                    if keep[t]:
+                        order[k] = t
+                        k += 1
+                for t in range(m):
+                    if not keep[t]:
+                        order[k] = t
+                        k += 1
+                for t in range(m, n):
+                    order[t] = t
+                _reorder(order, perm, y, alpha, C, F, diag, up, low)
+                m = n_keep
+                Kw = np.empty((m, m), dtype=K.dtype)
+                _gather(K, perm[:m], Kw)
+        g_max = -np.inf
+        i = -1
+        for t in range(m):
+            if up[t] and F[t] >= g_max:
+                g_max = F[t]
+                i = t
+        g_max2 = -np.inf
+        j = -1
+        best = np.inf
+        if i >= 0:
+            Ki = Kw[i]
+            dii = diag[i]
+            for t in range(m):
+                if low[t]:
+                    v = -F[t]
+                    if v >= g_max2:
+                        g_max2 = v
+                    diff = g_max + v
+                    if diff > 0.0:
+                        curv = dii + diag[t] - 2.0 * Ki[t]
+                        if curv <= 0.0:
+                            curv = TAU
+                        gain = -diff * diff / curv
+                        if gain <= best:
+                            best = gain
+                            j = t
+        if i < 0 or j < 0 or g_max + g_max2 < eps:
+            if m == n:
+                break
+            # the working set is optimal: check the whole problem, as LIBSVM does
+            _reconstruct(K, perm, y, alpha, C, F, m)
+            _reorder(np.argsort(perm), perm, y, alpha, C, F, diag, up, low)
+            Kw = K
+            m = n
+            counter = 2
+            continue
+        it += 1
+        Ki = Kw[i]
+        Kj = Kw[j]
+        ai, aj = pair_step(diag[i], diag[j], Ki[j], y[i], y[j], alpha[i], alpha[j],
+                           -y[i] * F[i], -y[j] * F[j], C[i], C[j])
+        di = (ai - alpha[i]) * y[i]
+        dj = (aj - alpha[j]) * y[j]
+        alpha[i] = ai
+        alpha[j] = aj
+        _flags(y, alpha, C, up, low, i)
+        _flags(y, alpha, C, up, low, j)
+        for t in range(m):
+            F[t] -= Ki[t] * di + Kj[t] * dj
+    if m < n:
+        _reconstruct(K, perm, y, alpha, C, F, m)
+    for a in range(n):
+        alpha0[perm[a]] = alpha[a]
+        G0[perm[a]] = -y[a] * F[a]
+    return it

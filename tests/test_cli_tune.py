@@ -1,0 +1,54 @@
+"""``kernelscale tune`` and ``fit --model auto``, run as a user would (subprocess)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_moons
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "kernelscale.cli", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tune")
+    X, y = make_moons(400, noise=0.25, random_state=0)
+    for name, rows in (("train", slice(0, 300)), ("test", slice(300, None))):
+        np.savetxt(folder / f"{name}.csv", np.column_stack([X[rows], y[rows]]), delimiter=",",
+                   header="a,b,label", comments="")
+    return folder
+
+
+def test_tune_prints_leaderboard_saves_model_and_heatmap(data):
+    model, heatmap = data / "best.ksm", data / "grid.png"
+    result = run("tune", str(data / "train.csv"), "--test", str(data / "test.csv"),
+                 "--families", "exact-svm,falkon", "-o", str(model), "--heatmap", str(heatmap),
+                 "--no-progress", "--top", "5")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "searched 98 configurations x 5 folds" in out
+    assert out.count("family=") == 5 and "test accuracy: 0.9" in out
+    assert heatmap.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    predicted = run("evaluate", str(model), str(data / "test.csv"))
+    assert predicted.returncode == 0, predicted.stderr
+
+
+def test_tune_errors_are_one_line(data):
+    for args, message in [(["--families", "svm"], "unknown"),
+                          (["--time-budget", "soon"], "--time-budget"),
+                          (["--cv", "500"], "fewer than the cv=500 folds")]:
+        result = run("tune", str(data / "train.csv"), "-o", str(data / "x.ksm"), *args)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_fit_model_auto_says_what_it_chose(data):
+    result = run("fit", str(data / "train.csv"), "--test", str(data / "test.csv"),
+                 "--model", "auto", "-o", str(data / "auto.ksm"), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    assert "model auto: 300 rows x 2 features, 2 classes: the exact SVM" in result.stderr
+    assert "KernelSVC" in result.stdout

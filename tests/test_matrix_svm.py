@@ -1,0 +1,113 @@
+"""The SVM on a kernel matrix held whole: distances reused across gamma, the dense
+SMO, C paths warm-started along C, folds cut from one matrix (the grid search's engine)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
+from sklearn.model_selection import StratifiedKFold
+from sklearn.svm import SVC
+
+from kernelscale import KernelSVC
+from kernelscale.kernels import RBF, Laplacian
+from kernelscale.models import combine_scores, solve_svm_path, svm_decision_values
+from kernelscale.models._binary_problems import ovo_votes, pairs
+from kernelscale.solvers import smo_dense, submatrix
+
+
+def _dual(alpha, y, K):
+    v = alpha * y
+    return 0.5 * v @ K @ v - alpha.sum()
+
+
+@pytest.mark.parametrize("kernel, reference", [(RBF, rbf_kernel), (Laplacian, laplacian_kernel)])
+@pytest.mark.parametrize("factor", [0.25, 1.0, 4.0])
+def test_kernel_from_distances_is_the_scaled_kernel(kernel, reference, factor):
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(70, 5)), rng.normal(size=(30, 5))
+    k = kernel(0.3)
+    for D, Z in ((k.distances(X, dtype=np.float64), X), (k.distances(X, Y, dtype=np.float64), Y)):
+        assert np.allclose(k.from_distances(D, factor), reference(X, Z, gamma=0.3 * factor),
+                           atol=1e-12)
+    D = k.distances(X, dtype=np.float32, memory_budget=4096)  # many row blocks
+    assert D.dtype == np.float32 and np.all(np.diag(D) == 0)
+    assert np.allclose(k.from_distances(D, factor), reference(X, gamma=0.3 * factor), atol=1e-5)
+
+
+def test_submatrix_cuts_rows_and_columns():
+    K = np.arange(100, dtype=np.float32).reshape(10, 10)
+    rows, cols = np.array([7, 2, 5]), np.array([1, 9])
+    assert np.array_equal(submatrix(K, rows), K[np.ix_(rows, rows)])
+    assert np.array_equal(submatrix(K, rows, cols), K[np.ix_(rows, cols)])
+
+
+@pytest.mark.parametrize("C", [0.1, 1.0, 100.0])
+def test_smo_dense_matches_libsvm(C):
+    X, y = make_classification(n_samples=300, n_features=6, flip_y=0.1, random_state=1)
+    K = rbf_kernel(X, gamma=0.2)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    res = smo_dense(K.astype(np.float32), y_pm, np.full(300, C), tol=1e-4)
+    ref = SVC(C=C, gamma=0.2, tol=1e-4).fit(X, y)
+    alpha_ref = np.zeros(300)
+    alpha_ref[ref.support_] = np.abs(ref.dual_coef_.ravel())
+    assert res["converged"]
+    assert _dual(res["alpha"], y_pm, K) == pytest.approx(_dual(alpha_ref, y_pm, K), rel=1e-4)
+    ours = K @ (res["alpha"] * y_pm) + res["intercept"]
+    assert np.max(np.abs(ours - ref.decision_function(X))) < 2e-2
+
+
+def test_smo_dense_warm_start_reaches_the_cold_solution():
+    X, y = make_classification(n_samples=250, n_features=5, flip_y=0.05, random_state=2)
+    K = rbf_kernel(X, gamma=0.3).astype(np.float32)
+    y_pm = np.where(y == 1, 1.0, -1.0)
+    warm = smo_dense(K, y_pm, np.full(250, 1.0), tol=1e-5)
+    hot = smo_dense(K, y_pm, np.full(250, 10.0), tol=1e-5, alpha0=warm["alpha"],
+                    gradient0=warm["gradient"])
+    cold = smo_dense(K, y_pm, np.full(250, 10.0), tol=1e-5)
+    assert hot["n_iter"] < cold["n_iter"]
+    assert _dual(hot["alpha"], y_pm, K) == pytest.approx(_dual(cold["alpha"], y_pm, K), rel=1e-5)
+    with pytest.raises(ValueError, match="alpha0"):
+        smo_dense(K, y_pm, np.full(250, 0.5), alpha0=np.full(250, 1.0))
+
+
+def test_ovo_votes_counts_pairs():
+    rng = np.random.default_rng(3)
+    n_classes = 5
+    scores = rng.normal(size=(40, n_classes * (n_classes - 1) // 2))
+    votes = np.zeros((40, n_classes))
+    for p, (i, j) in enumerate(pairs(n_classes)):
+        votes[:, i] += scores[:, p] > 0
+        votes[:, j] += scores[:, p] <= 0
+    assert np.array_equal(np.floor(ovo_votes(scores, n_classes) + 0.5), votes)
+
+
+@pytest.mark.parametrize("multiclass, class_weight",
+                         [("ovo", None), ("ovr", None), ("ovo", "balanced")])
+def test_path_over_folds_equals_fitting_each_fold(multiclass, class_weight):
+    X, y = make_blobs(n_samples=240, centers=4, cluster_std=2.5, random_state=0)
+    y[:10] = 0  # unequal class sizes, so that "balanced" matters
+    classes, y_index = np.unique(y, return_inverse=True)
+    K = rbf_kernel(X, gamma=0.1).astype(np.float32)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    Cs = [0.1, 1.0, 10.0]
+    problems, results = solve_svm_path(
+        K, y_index, classes, np.ones(len(y)), Cs=Cs, folds=[tr for tr, _ in folds],
+        class_weight=class_weight, multiclass=multiclass, tol=1e-5, n_jobs=2)
+    for f, (train, val) in enumerate(folds):
+        scores = svm_decision_values(K, val, problems, results[f], len(classes), multiclass)
+        for c, C in enumerate(Cs):
+            ref = KernelSVC(C=C, gamma=0.1, multiclass=multiclass, class_weight=class_weight,
+                            tol=1e-5, decision_function_shape=multiclass).fit(X[train], y[train])
+            assert np.max(np.abs(scores[c] - ref.decision_function(X[val]))) < 5e-3
+            labels = classes[combine_scores(scores[c], len(classes), multiclass)]
+            assert np.mean(labels == ref.predict(X[val])) >= 0.98
+
+
+def test_dense_and_working_set_kernel_svc_agree():
+    X, y = make_blobs(n_samples=300, centers=3, cluster_std=3.0, random_state=1)
+    dense = KernelSVC(gamma=0.2, tol=1e-5).fit(X, y)
+    rows = KernelSVC(gamma=0.2, tol=1e-5, memory_budget="600K").fit(X, y)
+    assert np.max(np.abs(dense.decision_function(X) - rows.decision_function(X))) < 5e-3
+    K = rbf_kernel(X, gamma=0.2).astype(np.float32)
+    given = KernelSVC(gamma=0.2, tol=1e-5).fit(X, y, kernel_matrix=K)
+    assert np.allclose(given.decision_function(X), dense.decision_function(X), atol=1e-4)

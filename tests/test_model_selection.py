@@ -1,0 +1,222 @@
+"""KernelClassifierCV / KernelRegressorCV: shared work equals refitting from scratch."""
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+from scipy import linalg
+from sklearn.datasets import make_blobs, make_classification, make_moons, make_regression
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.svm import SVC
+
+from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier
+from kernelscale.kernels import RBF
+from kernelscale.model_selection import (
+    SearchTimeError,
+    _search,
+    choose_families,
+    falkon_grid,
+    fold_statistics,
+    ridge_path,
+)
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return make_moons(300, noise=0.3, random_state=0)
+
+
+def _folds(X, y, k=5):
+    return list(StratifiedKFold(k, shuffle=True, random_state=0).split(X, y))
+
+
+@pytest.mark.parametrize("balanced", [False, True])
+def test_fold_statistics_are_the_folds_own(balanced):
+    rng = np.random.default_rng(0)
+    K, Y = rng.normal(size=(90, 12)), rng.normal(size=(90, 2))
+    y = rng.integers(0, 2, 90)
+    folds = _folds(K, y, 3)
+    weights = []
+    for f, (train, _) in enumerate(folds):
+        w = np.zeros(90)
+        w[train] = 1.0 + (f * (y[train] == 1) if balanced else 0.5 * (y[train] == 1))
+        weights.append(w)
+    for (A, b), (train, _), w in zip(fold_statistics(K, Y, weights, folds, not balanced),
+                                     folds, weights):
+        Kt = K[train] * np.sqrt(w[train])[:, None]
+        assert np.allclose(A, Kt.T @ Kt, rtol=1e-10, atol=1e-10)
+        assert np.allclose(b, (K[train] * w[train, None]).T @ Y[train], atol=1e-10)
+
+
+def test_ridge_path_solves_the_nystrom_system():
+    rng = np.random.default_rng(1)
+    X, C = rng.normal(size=(120, 3)), rng.normal(size=(15, 3))
+    k = RBF(0.5)
+    K_nm, K_mm = k.gram(X, C, dtype=np.float64), k.gram(C, dtype=np.float64)
+    y = rng.normal(size=(120, 1))
+    A, b = K_nm.T @ K_nm, K_nm.T @ y
+    r, V = linalg.eigh(K_mm)
+    basis = V / np.sqrt(r)
+    for alpha, beta in zip([1e-3, 1.0], ridge_path(A, b, basis, [1e-3, 1.0])):
+        direct = linalg.solve(A + alpha * K_mm, b, assume_a="pos")
+        assert np.allclose(beta, direct, rtol=1e-6, atol=1e-6)
+
+
+def test_falkon_grid_equals_each_fold_fitted_from_scratch():
+    X, y = make_classification(200, n_features=4, random_state=2)
+    folds = _folds(X, y)
+    Y = np.where(y == 1, 1.0, -1.0)[:, None]
+    weights = []
+    for train, _ in folds:
+        w = np.zeros(200)
+        w[train] = 1.0
+        weights.append(w)
+    got = []
+    records, complete = falkon_grid(
+        X, Y, weights, folds, gamma_ref=0.2, factors=[0.5, 2.0], alphas=[0.01, 1.0],
+        n_components=30, random_state=0, score=lambda f, v: got.append((f, v)) or 0.0,
+        memory_budget=2**26)
+    assert complete and len(records) == 4
+    centers = X[np.random.RandomState(0).choice(200, 30, replace=False)]
+    for index, (f, values) in enumerate(got):
+        train, val = folds[f]
+        # records of one gamma come alpha by alpha; got holds (fold, alpha) in fold order
+        unit, within = divmod(index, 10)
+        gamma = [0.1, 0.4][unit]
+        alpha = [0.01, 1.0][within % 2]
+        k = RBF(gamma)
+        K_nm, K_mm = k.gram(X[train], centers, dtype=np.float64), k.gram(centers,
+                                                                        dtype=np.float64)
+        beta = linalg.lstsq(K_nm.T @ K_nm + alpha * K_mm, K_nm.T @ Y[train])[0]
+        expected = k.gram(X[val], centers, dtype=np.float64) @ beta
+        # the statistics agree to 1e-10 (above); the solves differ by round-off
+        assert np.allclose(values, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_exact_family_agrees_with_gridsearchcv_svc(moons):
+    X, y = moons
+    folds = _folds(X, y)
+    search = KernelClassifierCV(families="exact-svm", gamma_factors=[0.5, 1, 2],
+                                Cs=[0.1, 1, 10], cv=folds).fit(X, y)
+    gamma_ref = 1 / (X.shape[1] * X.var())
+    grid = GridSearchCV(SVC(), {"gamma": [gamma_ref * f for f in (0.5, 1, 2)],
+                                "C": [0.1, 1, 10]}, cv=folds).fit(X, y)
+    ours = {(round(p["gamma"], 8), p["C"]): s for p, s in
+            zip(search.cv_results_["params"], search.cv_results_["mean_test_score"])}
+    for p, s in zip(grid.cv_results_["params"], grid.cv_results_["mean_test_score"]):
+        # at most one validation row per fold on the other side of a +-tol boundary
+        assert abs(ours[(round(p["gamma"], 8), p["C"])] - s) <= 1 / 60 + 1e-12
+    assert search.best_estimator_.C == search.best_params_["C"]
+    assert set(grid.cv_results_) - set(search.cv_results_) <= {"param_gamma", "param_C"} or \
+        {"params", "mean_test_score", "rank_test_score", "split4_test_score",
+         "mean_fit_time"} <= set(search.cv_results_)
+    assert search.score(X, y) > 0.85
+
+
+def test_multiclass_search_and_refit_predicts_like_best_estimator():
+    X, y = make_blobs(240, centers=3, cluster_std=2.5, random_state=0)
+    search = KernelClassifierCV(families=["exact-svm", "falkon"], gamma_factors=[0.5, 2],
+                                Cs=[1, 10], alphas=[0.1, 10], class_weight="balanced",
+                                random_state=0).fit(X, y)
+    assert len(search.cv_results_["params"]) == 8
+    assert search.cv_results_["rank_test_score"][search.best_index_] == 1
+    assert np.array_equal(search.predict(X), search.best_estimator_.predict(X))
+    assert search.decision_function(X).shape == (240, 3)
+    assert np.ma.is_masked(search.cv_results_["param_alpha"][0])
+    assert "rank" in search.leaderboard(3)[0]
+
+
+def test_regressor_search_and_auto_choice():
+    X, y = make_regression(300, 4, noise=1.0, random_state=0)
+    search = KernelRegressorCV(alphas=[1e-3, 1e-1], gamma_factors=[0.5, 1], n_components=40,
+                               random_state=0).fit(X, y)
+    assert search.best_params_["family"] == "falkon" and search.best_score_ > 0.9
+    assert "Nystrom kernel ridge" in search.family_choice_
+    families, why = choose_families("classifier", 10_000, 784, 10, 2**33)
+    assert families == ["exact-svm"] and "fits the memory budget" in why
+    families, why = choose_families("classifier", 10_000, 784, 10, 2**28)
+    assert families == ["falkon"] and "budget >=" in why
+    families, _ = choose_families("classifier", 100_000, 20, 2, 2**40)
+    assert families == ["falkon"]
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(families=[]), "families is empty"),
+    (dict(families=["svm"]), "Unknown families"),
+    (dict(scoring="accurcy"), "Unknown scoring"),
+    (dict(scoring="r2"), "does not score a classifier"),
+    (dict(Cs=[]), "Cs is empty"),
+    (dict(Cs=[1, -1]), "Cs holds -1"),
+    (dict(gamma_factors=[0]), "gamma_factors holds 0"),
+    (dict(alphas=[np.nan]), "alphas holds nan"),
+    (dict(time_budget="soon"), "time_budget"),
+    (dict(cv=10), "fewer than the cv=10 folds"),
+])
+def test_bad_input_is_one_clear_error_before_work(params, match, monkeypatch):
+    X, y = make_classification(60, n_features=5, n_classes=3, n_informative=3,
+                               n_redundant=0, weights=[0.6, 0.3, 0.1], random_state=0)
+    monkeypatch.setattr(_search, "run_family", lambda *a, **k: pytest.fail("work started"))
+    with pytest.raises(ValueError, match=match):
+        KernelClassifierCV(**params).fit(X, y)
+
+
+def test_f1_needs_two_classes():
+    X, y = make_blobs(90, centers=3, random_state=0)
+    with pytest.raises(ValueError, match="needs two classes"):
+        KernelClassifierCV(scoring="f1").fit(X, y)
+
+
+def test_time_budget_too_small_says_what_would_do(moons):
+    X, y = moons
+    with pytest.raises(SearchTimeError, match=r"too small for one fit: the first gamma \(7 "
+                       r"configurations x 5 folds\) took [0-9.]+ s; give time_budget >= \d+s"):
+        KernelClassifierCV(families="exact-svm", time_budget=1e-6).fit(X, y)
+
+
+def test_time_budget_tries_gammas_nearest_the_scale_first(moons, monkeypatch):
+    X, y = moons
+    real = _search.run_family
+
+    def slow(*args):
+        def on_unit(records):
+            args[-1](records)
+            time.sleep(2.0)  # the budget ends after the first gamma
+        return real(*args[:-1], on_unit)
+    monkeypatch.setattr(_search, "run_family", slow)
+    search = KernelClassifierCV(families="exact-svm", time_budget=1.5).fit(X, y)
+    assert not search.complete_
+    gammas = np.unique([p["gamma"] for p in search.cv_results_["params"]])
+    assert gammas == pytest.approx([1 / (2 * X.var())])
+
+
+def test_ctrl_c_keeps_the_best_so_far(moons, monkeypatch):
+    X, y = moons
+    real = _search.run_family
+
+    def interrupted(family, *args):
+        if family == "falkon":
+            raise KeyboardInterrupt
+        return real(family, *args)
+    monkeypatch.setattr(_search, "run_family", interrupted)
+    with pytest.warns(UserWarning, match="interrupted"):
+        search = KernelClassifierCV(families=["exact-svm", "falkon"]).fit(X, y)
+    assert not search.complete_ and search.best_params_["family"] == "exact-svm"
+    assert search.predict(X).shape == (300,)
+
+
+def test_verbose_shows_a_bar_and_the_leaderboard(moons, capfd):
+    X, y = moons
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelClassifierCV(families="exact-svm", verbose=1).fit(X, y)
+        assert "best 0." in capfd.readouterr().err
+        KernelClassifierCV(families="exact-svm", verbose=2).fit(X, y)
+        assert "family=exact-svm" in capfd.readouterr().out
+
+
+def test_refit_centres_are_the_searched_ones(moons):
+    X, y = moons
+    search = KernelClassifierCV(families="falkon", n_components=25, random_state=3).fit(X, y)
+    model = search.best_estimator_
+    assert isinstance(model, NystromKernelRidgeClassifier) and model.n_components_ == 25
