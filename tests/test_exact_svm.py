@@ -120,8 +120,11 @@ def test_multiclass_digits_ovr_and_ovo():
     assert default.decision_function(Xte).shape == (len(Xte), 10)
     np.testing.assert_allclose(default.decision_function(Xte), svc.decision_function(Xte),
                                atol=2e-3)
+    # tied votes go to the first class, as in LIBSVM; break_ties=True: the arg-max
+    np.testing.assert_array_equal(default.predict(Xte), svc.predict(Xte))
+    tied = KernelSVC(C=10.0, tol=1e-4, break_ties=True).fit(Xtr, ytr)
     np.testing.assert_array_equal(
-        default.predict(Xte), default.classes_[np.argmax(default.decision_function(Xte), 1)])
+        tied.predict(Xte), tied.classes_[np.argmax(tied.decision_function(Xte), 1)])
     with pytest.raises(ValueError, match="multiclass='ovo'"):
         KernelSVC(multiclass="ovr", decision_function_shape="ovo").fit(Xtr, ytr)
 

@@ -111,3 +111,17 @@ def test_dense_and_working_set_kernel_svc_agree():
     K = rbf_kernel(X, gamma=0.2).astype(np.float32)
     given = KernelSVC(gamma=0.2, tol=1e-5).fit(X, y, kernel_matrix=K)
     assert np.allclose(given.decision_function(X), dense.decision_function(X), atol=1e-4)
+
+
+def test_tied_votes_go_to_the_first_class_as_in_libsvm():
+    # three classes, each pair's score makes a cycle: one vote each
+    scores = np.array([[1.0, -0.5, 2.0], [-1.0, 0.5, -2.0]])
+    from kernelscale.models._binary_problems import ovo_classes
+    assert list(ovo_classes(scores, 3)) == [0, 0]
+    assert list(ovo_classes(scores, 3, break_ties=True)) == [1, 2]
+    X, y = make_blobs(600, centers=6, cluster_std=4.0, random_state=0)
+    ours = KernelSVC(gamma=0.05, C=0.1, tol=1e-5).fit(X, y)
+    ref = SVC(gamma=0.05, C=0.1, tol=1e-5).fit(X, y)
+    assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.995
+    tied = KernelSVC(gamma=0.05, C=0.1, tol=1e-5, break_ties=True).fit(X, y)
+    assert np.array_equal(tied.predict(X), np.argmax(tied.decision_function(X), axis=1))

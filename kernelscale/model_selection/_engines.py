@@ -87,7 +87,7 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
             gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
             class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
             scoring=s["scoring"], memory_budget=s["memory_budget"], n_jobs=s["n_jobs"],
-            deadline=deadline, on_unit=unit)
+            break_ties=s["break_ties"], deadline=deadline, on_unit=unit)
         return [_svm_record(r) for r in records], complete
     # falkon
     if task == "classifier":
@@ -128,7 +128,8 @@ def _fold_by_fold(task, data, folds, space, settings, factors, deadline, on_unit
     s, X, y = settings, data["X"], data["y"]
     score_of = [_labels_score(s["scoring"], data["classes"], y[val]) for _, val in folds]
     base = KernelSVC(class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
-                     memory_budget=s["memory_budget"])
+                     break_ties=s["break_ties"], memory_budget=s["memory_budget"])
+    labels = SCORERS[s["scoring"]][1] == "labels"
     records = []
     for factor in factors:
         if records and deadline is not None and time.perf_counter() > deadline:
@@ -142,8 +143,11 @@ def _fold_by_fold(task, data, folds, space, settings, factors, deadline, on_unit
                 t0 = time.perf_counter()
                 model.fit(X[train], y[train], data["sample_weight"][train])
                 t1 = time.perf_counter()
-                # one score per class (votes for one-vs-one): the arg-max is predict's
-                record["scores"].append(score_of[f](model.decision_function(X[val])))
+                if labels:
+                    score = SCORERS[s["scoring"]][0](y[val], model.predict(X[val]))
+                else:
+                    score = score_of[f](model.decision_function(X[val]))
+                record["scores"].append(float(score))
                 record["fit_times"].append(t1 - t0)
                 record["score_times"].append(time.perf_counter() - t1)
             records.append(record)

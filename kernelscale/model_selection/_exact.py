@@ -27,17 +27,17 @@ def exact_svm_bytes(n_rows):
     return 8 * n_rows * n_rows
 
 
-def _score(scoring, y_true, scores, classes, multiclass):
+def _score(scoring, y_true, scores, classes, multiclass, break_ties):
     func, needs, _ = SCORERS[scoring]
     if needs == "scores":
         return float(func(y_true, scores[:, 0]))
-    predicted = classes[combine_scores(scores, len(classes), multiclass)]
+    predicted = classes[combine_scores(scores, len(classes), multiclass, break_ties)]
     return float(func(y_true, predicted))
 
 
 def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
                    class_weight, multiclass, tol, scoring, memory_budget, n_jobs=1,
-                   deadline=None, on_unit=None):
+                   break_ties=False, deadline=None, on_unit=None):
     """Cross-validated scores of ``KernelSVC`` (RBF) for every (gamma, C) of the grid.
 
     Parameters
@@ -57,8 +57,11 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     memory_budget : int
     n_jobs : int, default=1
         Threads solving binary problems side by side.
+    break_ties : bool, default=False
+        How tied one-vs-one votes are scored (:class:`kernelscale.KernelSVC`'s).
     deadline : float, default=None
-        ``time.perf_counter()`` value after which no new gamma starts.
+        ``time.perf_counter()`` value after which no new gamma starts (the
+        first always runs: a search has at least one complete gamma).
     on_unit : callable, default=None
         ``on_unit(records_so_far)`` after each gamma (progress).
 
@@ -105,7 +108,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
             for c, record in enumerate(per_C):
                 t0 = time.perf_counter()
                 record["scores"].append(_score(scoring, classes[y_index[val]], path_scores[c],
-                                               classes, multiclass))
+                                               classes, multiclass, break_ties))
                 record["score_times"].append(score_s + time.perf_counter() - t0)
                 # the path's time split by each (fold, C)'s share of the pair updates
                 record["fit_times"].append(shared_per_config + exp_s

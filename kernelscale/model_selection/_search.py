@@ -46,6 +46,10 @@ class SearchTimeError(ValueError):
     """The time budget ended before one configuration was scored on every fold."""
 
 
+def _default(values, default):
+    return default if values is None else values
+
+
 class _KernelSearch(BaseEstimator):
     _task = None
     _parameter_constraints = {
@@ -65,10 +69,10 @@ class _KernelSearch(BaseEstimator):
         validate_params(self)
         budget_s = None if self.time_budget is None else parse_duration(self.time_budget)
         families = self.families
-        space = {"factors": check_grid("gamma_factors", self._default(self.gamma_factors,
-                                                                      DEFAULT_GAMMA_FACTORS))}
-        check_families([] if families == "auto" else families, self._task) \
-            if families != "auto" else None
+        space = {"factors": check_grid("gamma_factors",
+                                       _default(self.gamma_factors, DEFAULT_GAMMA_FACTORS))}
+        if families != "auto":
+            families = check_families(families, self._task)
         X, y = check_X_y(self, X, y, multi_output=not classifier, y_numeric=not classifier)
         n, d = X.shape
         sw = check_sample_weight(sample_weight, n)
@@ -91,7 +95,6 @@ class _KernelSearch(BaseEstimator):
             families, self.family_choice_ = choose_families(
                 self._task, n, d, len(self.classes_) if classifier else None, budget)
         else:
-            families = check_families(families, self._task)
             self.family_choice_ = f"families given: {', '.join(families)}"
         space.update(self._penalties(n))
         n_train = min(len(tr) for tr, _ in folds)
@@ -113,12 +116,8 @@ class _KernelSearch(BaseEstimator):
         rs = self.random_state
         return rs if not isinstance(rs, (int, np.integer)) else int(rs)
 
-    @staticmethod
-    def _default(values, default):
-        return default if values is None else values
-
     def _classifier_settings(self):
-        return {"class_weight": None, "multiclass": "ovo"}
+        return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
 
     def _folds(self, X, y, y_index):
         cv = self.cv
@@ -256,6 +255,10 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         fold's counts).
     multiclass : {"ovo", "ovr"}, default="ovo"
         How the SVM trains several classes.
+    break_ties : bool, default=False
+        How the SVM's tied one-vs-one votes go: to the class listed first
+        (LIBSVM's rule, so the scores are ``GridSearchCV(SVC())``'s) or to the
+        larger confidence (:class:`kernelscale.KernelSVC`'s ``break_ties``).
 
     """ + DOC_ATTRS + """
     classes_ : ndarray
@@ -276,12 +279,13 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         "alphas": [None, "array-like"],
         "class_weight": [None, "dict", Options("balanced")],
         "multiclass": [Options("ovo", "ovr")],
+        "break_ties": ["boolean"],
     }
 
     def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
                  n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
-                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
-                 verbose=0):
+                 break_ties=False, time_budget=None, memory_budget=None, n_jobs=None,
+                 random_state=None, verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.Cs = Cs
@@ -291,6 +295,7 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         self.scoring = scoring
         self.class_weight = class_weight
         self.multiclass = multiclass
+        self.break_ties = break_ties
         self.time_budget = time_budget
         self.memory_budget = memory_budget
         self.n_jobs = n_jobs
@@ -313,16 +318,17 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         return self._common_fit(X, y, sample_weight, classifier=True)
 
     def _penalties(self, n):
-        return {"Cs": check_grid("Cs", self._default(self.Cs, DEFAULT_CS)),
-                "alphas": check_grid("alphas", self._default(self.alphas, default_alphas(n)))}
+        return {"Cs": check_grid("Cs", _default(self.Cs, DEFAULT_CS)),
+                "alphas": check_grid("alphas", _default(self.alphas, default_alphas(n)))}
 
     def _classifier_settings(self):
-        return {"class_weight": self.class_weight, "multiclass": self.multiclass}
+        return {"class_weight": self.class_weight, "multiclass": self.multiclass,
+                "break_ties": self.break_ties}
 
     def _best_model(self, p, s):
         if p["family"] == "exact-svm":
             return KernelSVC(C=p["C"], gamma=p["gamma"], class_weight=s["class_weight"],
-                             multiclass=s["multiclass"],
+                             multiclass=s["multiclass"], break_ties=s["break_ties"],
                              memory_budget=s["memory_budget"]), {}
         return NystromKernelRidgeClassifier(
             n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"],
@@ -401,7 +407,7 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
 
     def _penalties(self, n):
         return {"Cs": None,
-                "alphas": check_grid("alphas", self._default(self.alphas, default_alphas(n)))}
+                "alphas": check_grid("alphas", _default(self.alphas, default_alphas(n)))}
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

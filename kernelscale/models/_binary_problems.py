@@ -6,11 +6,25 @@ import numpy as np
 
 from ._multiclass import balanced_factors, base_weights, ovr_targets
 
-__all__ = ["pairs", "ovo_votes", "ovr_problems", "ovo_problems", "take_rows"]
+__all__ = ["pairs", "ovo_votes", "ovo_classes", "dual_coefficients", "ovr_problems",
+           "ovo_problems", "take_rows"]
 
 
 def pairs(n_classes):
     return [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+
+def ovo_classes(scores, n_classes, break_ties=False):
+    """Class indices from one-vs-one scores by vote.
+
+    LIBSVM's rule (``break_ties=False``): the most votes, a tie going to the
+    class listed first; ``break_ties=True``: a tie goes to the larger summed
+    confidence (the arg-max of :func:`ovo_votes`), as scikit-learn's
+    ``SVC(break_ties=True)``.
+    """
+    votes = ovo_votes(scores, n_classes)
+    # the confidences lie in (-1/3, 1/3): rounding leaves the vote counts
+    return np.argmax(votes if break_ties else np.rint(votes), axis=1)
 
 
 def ovo_votes(scores, n_classes):
@@ -57,3 +71,13 @@ def take_rows(X, members, precomputed):
     if precomputed:
         return X[np.ix_(members, members)]
     return X[members]
+
+
+def dual_coefficients(problems, results, n_samples):
+    """``y_i alpha_i`` of every binary problem over all training rows, (n_problems, n)."""
+    coef_full = np.zeros((len(results), n_samples))
+    for p, ((members, y_pm, _), res) in enumerate(zip(problems, results)):
+        # subgradient coefficients are signed already (beta = y alpha)
+        coef = res["alpha"] * (1.0 if res.get("signed") else y_pm)
+        coef_full[p, slice(None) if members is None else members] = coef
+    return coef_full

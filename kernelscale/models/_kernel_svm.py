@@ -21,7 +21,14 @@ from .._validation import (
 from ..kernels import KERNEL_CONSTRAINTS, make_kernel
 from ..solvers import KernelRows, RowCache, kernel_subgradient_svm, smo
 from ..sources import is_dask_array
-from ._binary_problems import ovo_problems, ovo_votes, ovr_problems, take_rows
+from ._binary_problems import (
+    dual_coefficients,
+    ovo_classes,
+    ovo_problems,
+    ovo_votes,
+    ovr_problems,
+    take_rows,
+)
 from ._matrix_svm import solve_svm_path, training_kernel_matrix
 from ._multiclass import BINARY_CLASS_WEIGHT_DOC, CLASS_WEIGHTS, encode_labels
 from ._shells import ClassifierShell, fitted_scores
@@ -32,21 +39,16 @@ __all__ = ["KernelSVC"]
 class KernelSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     __doc__ = """Exact kernel support vector classifier, solved in the dual by SMO.
 
-    The dual is solved by decomposition on working sets of ``working_set_size``
-    variables: their kernel rows come from an LRU cache of ``cache_size`` MB
-    (the missing ones computed together, by one matrix product), and the
-    sub-problem on the working set is solved by SMO with second-order pair
-    selection (Fan, Chen & Lin 2005), with shrinking. The optimum is LIBSVM's:
-    the same dual, the same stopping rule (``tol``), so the model matches
-    :class:`sklearn.svm.SVC`; the kernel work runs as BLAS matrix products,
-    which is where the speed comes from. See ``kernelscale.solvers.smo``.
-
-    Several classes are trained one-vs-one by default, as LIBSVM does (on MNIST
-    it is 0.5 points more accurate than one-vs-rest), predicting by vote;
-    ``multiclass="ovr"`` trains one problem per class instead, whose kernel rows
-    are shared by every problem when the cache holds the whole kernel matrix.
-    ``decision_function_shape`` only chooses the shape of the scores, as in
-    :class:`sklearn.svm.SVC`.
+    LIBSVM's dual and stopping rule (``tol``), so the model is
+    :class:`sklearn.svm.SVC`'s. When the float32 training kernel matrix fits
+    ``memory_budget`` it is computed once (one GEMM) and SMO runs on it whole;
+    otherwise on working sets of ``working_set_size`` variables whose rows come
+    from an LRU cache of ``cache_size`` MB, computed together by one product
+    (second-order pair selection, Fan, Chen & Lin 2005; shrinking). Several
+    classes are trained one-vs-one by default, as LIBSVM does (0.5 points more
+    accurate than one-vs-rest on MNIST), predicting by vote; ``multiclass="ovr"``
+    trains one problem per class. ``decision_function_shape`` only shapes the
+    scores, as in :class:`sklearn.svm.SVC`.
 
     Parameters
     ----------
@@ -70,9 +72,8 @@ default="rbf"
         Stop when the maximal violation of the optimality conditions is below it
         (LIBSVM's ``eps``).
     cache_size : float, default=256
-        Kernel-row cache in MB (2**20 bytes). It must hold two kernel rows
-        (``8 n`` bytes). When it holds the whole matrix (``4 n^2`` bytes) rows
-        are computed once and shared by every one-vs-rest problem.
+        Kernel-row cache in MB (2**20 bytes) of the working-set solver (used when
+        the kernel matrix is over ``memory_budget``); it must hold two rows.
     """ + BINARY_CLASS_WEIGHT_DOC + """
     max_iter : int, default=-1
         Cap on SMO pair updates per binary problem; -1 means LIBSVM's
@@ -86,6 +87,12 @@ default="rbf"
         (for one-vs-one training, the votes plus a confidence below 1/3 that
         breaks ties, as scikit-learn's SVC computes it) or, for one-vs-one
         training only, the raw score of every pair of classes.
+    break_ties : bool, default=False
+        One-vs-one ``predict`` with several classes: False gives a tied vote to
+        the class listed first (LIBSVM's and scikit-learn's SVC's rule, so the
+        predictions are theirs); True to the larger summed confidence, so that
+        ``predict`` is the arg-max of ``decision_function`` (scikit-learn's
+        ``break_ties=True``).
     shrinking : bool, default=True
         Drop variables stuck at a bound from the active set (LIBSVM's rule).
     working_set_size : int, default=1024
@@ -150,6 +157,7 @@ default="rbf"
         "max_iter": [Interval("int", -1, -1), Interval("int", 1)],
         "multiclass": [Options("ovo", "ovr")],
         "decision_function_shape": [Options("ovr", "ovo")],
+        "break_ties": ["boolean"],
         "shrinking": ["boolean"],
         "working_set_size": [Interval("int", 2)],
         "solver": [Options("smo", "subgradient")],
@@ -161,8 +169,8 @@ default="rbf"
     def __init__(
         self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, kernel_params=None,
         tol=1e-3, cache_size=256, class_weight=None, max_iter=-1, multiclass="ovo",
-        decision_function_shape="ovr", shrinking=True, working_set_size=1024, solver="smo",
-        memory_budget=None, verbose=0, random_state=None,
+        decision_function_shape="ovr", break_ties=False, shrinking=True, working_set_size=1024,
+        solver="smo", memory_budget=None, verbose=0, random_state=None,
     ):
         self.C = C
         self.kernel = kernel
@@ -176,6 +184,7 @@ default="rbf"
         self.max_iter = max_iter
         self.multiclass = multiclass
         self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
         self.shrinking = shrinking
         self.working_set_size = working_set_size
         self.solver = solver
@@ -316,15 +325,7 @@ default="rbf"
                    verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor)
 
     def _store(self, X, problems, results, y_index):
-        n = X.shape[0]
-        coef_full = np.zeros((len(results), n))
-        for p, ((members, y_pm, _), res) in enumerate(zip(problems, results)):
-            # subgradient coefficients are signed already (beta = y alpha)
-            coef = res["alpha"] * (1.0 if res.get("signed") else y_pm)
-            if members is None:
-                coef_full[p] = coef
-            else:
-                coef_full[p, members] = coef
+        coef_full = dual_coefficients(problems, results, X.shape[0])
         self.support_ = np.flatnonzero(np.any(coef_full != 0, axis=0))
         self.dual_coef_ = coef_full[:, self.support_]
         self.intercept_ = np.array([r["intercept"] for r in results])
@@ -395,9 +396,8 @@ default="rbf"
     def predict(self, X):
         """Predict class labels (the type of the training labels).
 
-        One-vs-one models vote over the pairs (ties broken by summed confidence,
-        so ``predict`` is always the arg-max of the one-vs-rest-shaped
-        ``decision_function``); one-vs-rest models take the largest score.
+        One-vs-one models vote over the pairs (a tie as ``break_ties`` says);
+        one-vs-rest models take the largest score.
 
         Parameters
         ----------
@@ -410,8 +410,8 @@ default="rbf"
         """
         if is_dask_array(X) or not self._votes:
             return super().predict(X)
-        votes = ovo_votes(fitted_scores(self, X), len(self.classes_))
-        return self.classes_[np.argmax(votes, axis=1)]
+        return self.classes_[ovo_classes(fitted_scores(self, X), len(self.classes_),
+                                         self.break_ties)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -24,13 +24,15 @@ import numpy as np
 
 from .._progress import progress
 from ..solvers import smo_dense, submatrix
-from ._binary_problems import ovo_problems, ovo_votes, ovr_problems, pairs
+from ._binary_problems import ovo_classes, ovo_problems, ovr_problems, pairs
 
 __all__ = ["solve_svm_path", "svm_decision_values", "combine_scores", "svm_problems",
            "training_kernel_matrix"]
 
 
 def _bounds(C, weights):
+    if np.isfinite(C):
+        return C * weights  # weights >= 0
     # a zero weight stays 0 even for C = inf (a hard margin)
     return np.where(weights > 0, C * weights, 0.0)
 
@@ -185,12 +187,15 @@ def svm_decision_values(K, rows, problems, path, n_classes, multiclass):
     return out
 
 
-def combine_scores(scores, n_classes, multiclass):
-    """Class indices from the problems' decision values (vote, arg-max or sign)."""
+def combine_scores(scores, n_classes, multiclass, break_ties=False):
+    """Class indices from the problems' decision values (vote, arg-max or sign).
+
+    ``break_ties``: as :class:`KernelSVC`'s (one-vs-one votes only).
+    """
     if n_classes == 2:
         return (scores[:, 0] > 0).astype(np.intp)
     if multiclass == "ovo":
-        return np.argmax(ovo_votes(scores, n_classes), axis=1)
+        return ovo_classes(scores, n_classes, break_ties)
     return np.argmax(scores, axis=1)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from ._compiled import TAU, pair_step
 
-__all__ = ["solve_dense", "take_block"]
+__all__ = ["solve_dense", "take_block", "solution_summary", "outside_box"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -215,3 +215,56 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter):  # pragma: no cover - com
         alpha0[perm[a]] = alpha[a]
         G0[perm[a]] = -y[a] * F[a]
     return it
+
+
+@numba.njit(cache=True, nogil=True)
+def outside_box(alpha, C):  # pragma: no cover - compiled
+    """True when some ``alpha_i`` lies outside ``[0, C_i]``."""
+    for i in range(alpha.size):
+        if alpha[i] < 0.0 or alpha[i] > C[i]:
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def solution_summary(y, G, alpha, C):  # pragma: no cover - compiled
+    """``(gap, rho, objective)`` of a dual solution, as LIBSVM reports them.
+
+    ``gap``: the maximal violation ``max_up(-y G) - min_low(-y G)``; ``rho``:
+    the mean ``y G`` over free variables, else the middle of the bounds the
+    variables at a bound give (the decision offset is ``-rho``); variables
+    with ``C = 0`` take no part. ``objective``: ``1/2 a^T Q a - e^T a``.
+    """
+    up_max, low_min = -np.inf, np.inf
+    free_sum, n_free = 0.0, 0
+    ub, lb = np.inf, -np.inf
+    objective = 0.0
+    for i in range(y.size):
+        objective += alpha[i] * (G[i] - 1.0)
+        if C[i] <= 0.0:
+            continue
+        yG = y[i] * G[i]
+        at_upper = alpha[i] >= C[i]
+        at_lower = alpha[i] <= 0.0
+        if y[i] > 0:
+            is_up, is_low = not at_upper, not at_lower
+        else:
+            is_up, is_low = not at_lower, not at_upper
+        if is_up and -yG > up_max:
+            up_max = -yG
+        if is_low and -yG < low_min:
+            low_min = -yG
+        if not at_upper and not at_lower:
+            free_sum += yG
+            n_free += 1
+        elif (at_upper if y[i] > 0 else not at_upper):
+            lb = max(lb, yG)
+        else:
+            ub = min(ub, yG)
+    if n_free > 0:
+        rho = free_sum / n_free
+    elif np.isfinite(ub) and np.isfinite(lb):
+        rho = 0.5 * (ub + lb)
+    else:
+        rho = ub if np.isfinite(ub) else lb
+    return up_max - low_min, rho, 0.5 * objective
