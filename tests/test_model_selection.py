@@ -220,3 +220,17 @@ def test_refit_centres_are_the_searched_ones(moons):
     search = KernelClassifierCV(families="falkon", n_components=25, random_state=3).fit(X, y)
     model = search.best_estimator_
     assert isinstance(model, NystromKernelRidgeClassifier) and model.n_components_ == 25
+
+
+def test_halving_screens_gammas_on_subsamples():
+    X, y = make_classification(3000, n_features=6, n_informative=4, random_state=0)
+    search = KernelClassifierCV(families="exact-svm", halving=True, random_state=0).fit(X, y)
+    rounds = search.halving_
+    assert [r["rows"] for r in rounds] == [1000]  # 3000 / 9 is below the 500-row floor
+    assert rounds[0]["gammas"] == 7 and rounds[0]["kept"] == 3
+    gammas = {p["gamma"] for p in search.cv_results_["params"]}
+    assert len(gammas) == 3 and len(search.cv_results_["params"]) == 21
+    full = KernelClassifierCV(families="exact-svm", random_state=0).fit(X, y)
+    assert search.best_score_ >= full.best_score_ - 0.005
+    with pytest.raises(ValueError, match="halving=True"):
+        KernelClassifierCV(halving=True, cv=_folds(X, y)).fit(X, y)

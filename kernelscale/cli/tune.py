@@ -43,6 +43,8 @@ def add_parser(subparsers):
     p.add_argument("--time-budget", default=None, metavar="DURATION",
                    help="search time, e.g. 90s, 10m, 1h (default: the whole grid)")
     p.add_argument("--cv", type=positive_int, default=5, help="folds (default: 5)")
+    p.add_argument("--halving", action="store_true",
+                   help="screen the gammas on subsamples first, fit the best third on all rows")
     p.add_argument("--scoring", default=None, help="score to maximise (default: accuracy)")
     p.add_argument("--n-jobs", type=int, default=1, help="threads (default: 1; -1: all)")
     p.add_argument("--seed", type=int, default=0, help="random_state (default: 0)")
@@ -70,6 +72,7 @@ def run(args):
         parse_duration(args.time_budget, "--time-budget")
     search = KernelClassifierCV(families=args.families, cv=args.cv, scoring=args.scoring,
                                 time_budget=args.time_budget, n_jobs=args.n_jobs,
+                                halving=args.halving,
                                 random_state=args.seed)
     from .._constraints import validate_params
 
@@ -107,6 +110,9 @@ def run(args):
     print(f"searched {done} configurations x {search.n_splits_} folds in "
           f"{search.search_time_:.1f} s{'' if search.complete_ else ' (stopped early)'}; "
           f"refit {search.refit_time_:.1f} s")
+    for r in search.halving_ or []:
+        print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
+              f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
     for line in search.leaderboard(args.top):
         print(line)
     print(f"best: {search.best_params_} (CV {search.best_score_:.4f})")

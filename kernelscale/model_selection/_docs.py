@@ -16,6 +16,12 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         An int is {folds}, shuffled by ``random_state``.
     scoring : str, default=None
         {scoring}
+    halving : bool, default=False
+        Successive halving over gamma: every gamma (with its whole C / alpha
+        path) is screened on a stratified subsample of ``n / 3^k`` rows, the
+        best third goes on to three times the rows, and only the survivors
+        are cross-validated on all rows (``cv_results_`` holds those;
+        ``halving_`` the rounds). Needs an int ``cv``.
     time_budget : float or str, default=None
         Seconds (or "90s", "10m", "1h") for the search; the gammas nearest
         ``gamma_scale`` are tried first and no new gamma starts after it. The
@@ -48,5 +54,8 @@ DOC_ATTRS = """Attributes
     n_splits_ : int
     complete_ : bool
         False when the time budget or Ctrl-C stopped the search early.
+    halving_ : list of dict or None
+        With ``halving``: each screening round's rows, gammas tried and kept,
+        best score and seconds.
     search_time_, refit_time_ : float
         Seconds."""

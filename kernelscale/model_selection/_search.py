@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,6 +25,7 @@ from ._choice import choose_families
 from ._docs import DOC_ATTRS, DOC_PARAMS
 from ._engines import run_family
 from ._exact import exact_kernel_matrix, exact_svm_bytes
+from ._halving import screen_gammas
 from ._results import cv_results, leaderboard
 from ._space import (
     DEFAULT_CS,
@@ -34,6 +34,7 @@ from ._space import (
     check_grid,
     check_scoring,
     default_alphas,
+    make_folds,
 )
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
@@ -59,6 +60,7 @@ class _KernelSearch(BaseEstimator):
         "cv": [Interval("int", 2), "array-like", "splitter"],
         "scoring": [None, str],
         "time_budget": [None, Interval("real", 0, None, closed="neither"), str],
+        "halving": ["boolean"],
         "memory_budget": ["memory"],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
@@ -87,7 +89,10 @@ class _KernelSearch(BaseEstimator):
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; the data "
                                  "have 1 class.")
             data["classes"] = self.classes_
-        folds = self._folds(X, y, data["y_index"])
+        if self.halving and not isinstance(self.cv, (int, np.integer)):
+            raise ValueError("halving=True draws its own folds on each subsample: give cv as "
+                             "a number of folds.")
+        folds = make_folds(self.cv, X, y, data["y_index"], data["classes"], self._seed)
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
@@ -107,6 +112,7 @@ class _KernelSearch(BaseEstimator):
         settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
                     **self._classifier_settings()}
+        self.halving_ = [] if self.halving else None
         self._search(families, data, folds, space, settings, budget_s)
         self._refit(data, space, settings)
         return self
@@ -119,40 +125,10 @@ class _KernelSearch(BaseEstimator):
     def _classifier_settings(self):
         return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
 
-    def _folds(self, X, y, y_index):
-        cv = self.cv
-        if isinstance(cv, (int, np.integer)):
-            if y_index is not None:
-                counts = np.bincount(y_index)
-                small = int(np.argmin(counts))
-                if counts[small] < cv:
-                    raise ValueError(
-                        f"Class {self.classes_[small]!r} has {counts[small]} rows, fewer than "
-                        f"the cv={cv} folds: use cv={max(int(counts[small]), 2)} or fewer, or "
-                        "remove or merge that class.")
-                splitter = StratifiedKFold(int(cv), shuffle=True, random_state=self._seed)
-            else:
-                splitter = KFold(int(cv), shuffle=True, random_state=self._seed)
-            folds = list(splitter.split(X, y))
-        elif hasattr(cv, "split"):
-            folds = list(cv.split(X, y))
-        else:
-            folds = list(cv)
-        folds = [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp))
-                 for tr, va in folds]
-        if len(folds) < 2 or any(tr.size == 0 or va.size == 0 for tr, va in folds):
-            raise ValueError("cv must give at least 2 folds, each with training and "
-                             "validation rows.")
-        if y_index is not None and any(np.unique(y_index[tr]).size < len(self.classes_)
-                                       for tr, _ in folds):
-            raise ValueError("A fold's training rows miss a class: use stratified folds "
-                             "(an int cv) or fewer folds.")
-        return folds
-
     def _search(self, families, data, folds, space, settings, budget_s):
         start = time.perf_counter()
         deadline = None if budget_s is None else start + budget_s
-        units = sum(len(space["factors"]) for _ in families)
+        units = None if self.halving else len(space["factors"]) * len(families)
         bar = progress(units, f"{type(self).__name__} search", verbose=self.verbose,
                        unit="gamma")
         done, best = [], [-np.inf]
@@ -178,8 +154,9 @@ class _KernelSearch(BaseEstimator):
                     if done and deadline is not None and time.perf_counter() > deadline:
                         complete = False
                         break
-                    records, finished = run_family(family, self._task, data, folds, space,
-                                                   settings, deadline, on_unit)
+                    family_space = self._screen(family, data, space, settings, deadline)
+                    records, finished = run_family(family, self._task, data, folds,
+                                                   family_space, settings, deadline, on_unit)
                     done += records
                     complete &= finished
         except KeyboardInterrupt:
@@ -197,6 +174,14 @@ class _KernelSearch(BaseEstimator):
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         if self.verbose >= 2:
             print("\n".join(leaderboard(self.cv_results_)), flush=True)
+
+    def _screen(self, family, data, space, settings, deadline):
+        """The space to search on all rows: every gamma, or the survivors of halving."""
+        if not self.halving:
+            return space
+        kept = screen_gammas(run_family, self._task, family, data, space, settings,
+                             n_splits=int(self.cv), deadline=deadline, log=self.halving_.append)
+        return {**space, "factors": kept}
 
     def _refit(self, data, space, settings):
         start = time.perf_counter()
@@ -284,8 +269,8 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
 
     def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
                  n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
-                 break_ties=False, time_budget=None, memory_budget=None, n_jobs=None,
-                 random_state=None, verbose=0):
+                 break_ties=False, halving=False, time_budget=None, memory_budget=None,
+                 n_jobs=None, random_state=None, verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.Cs = Cs
@@ -296,6 +281,7 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         self.class_weight = class_weight
         self.multiclass = multiclass
         self.break_ties = break_ties
+        self.halving = halving
         self.time_budget = time_budget
         self.memory_budget = memory_budget
         self.n_jobs = n_jobs
@@ -376,14 +362,15 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
                               "alphas": [None, "array-like"]}
 
     def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
-                 cv=5, scoring=None, time_budget=None, memory_budget=None, n_jobs=None,
-                 random_state=None, verbose=0):
+                 cv=5, scoring=None, halving=False, time_budget=None, memory_budget=None,
+                 n_jobs=None, random_state=None, verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.alphas = alphas
         self.n_components = n_components
         self.cv = cv
         self.scoring = scoring
+        self.halving = halving
         self.time_budget = time_budget
         self.memory_budget = memory_budget
         self.n_jobs = n_jobs

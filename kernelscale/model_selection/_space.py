@@ -10,9 +10,11 @@ import numbers
 
 import numpy as np
 from sklearn import metrics
+from sklearn.model_selection import KFold, StratifiedKFold
 
 __all__ = ["CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_GAMMA_FACTORS",
-           "DEFAULT_CS", "default_alphas", "check_grid", "check_families", "check_scoring"]
+           "DEFAULT_CS", "default_alphas", "check_grid", "check_families", "check_scoring",
+           "make_folds"]
 
 #: name -> what it fits (the estimator ``best_estimator_`` will be)
 CLASSIFIER_FAMILIES = {
@@ -108,3 +110,37 @@ def check_grid(name, values, *, integer=False, minimum=0.0):
     if integer and np.any(array != np.round(array)):
         raise ValueError(f"{name} must hold whole numbers, got {values!r}.")
     return np.unique(array)
+
+
+def make_folds(cv, X, y, y_index, classes, seed):
+    """``(train, validation)`` index pairs from ``cv``, or one clear error.
+
+    An int is stratified folds for a classifier (``y_index`` given), plain
+    folds otherwise, shuffled by ``seed``; a class with fewer rows than folds
+    is refused before any work. A splitter's ``split`` or an iterable of
+    pairs is taken as given, provided every training part holds every class.
+    """
+    if isinstance(cv, (int, np.integer)):
+        if y_index is not None:
+            counts = np.bincount(y_index)
+            small = int(np.argmin(counts))
+            if counts[small] < cv:
+                raise ValueError(
+                    f"Class {classes[small]!r} has {counts[small]} rows, fewer than the "
+                    f"cv={cv} folds: use cv={max(int(counts[small]), 2)} or fewer, or remove "
+                    "or merge that class.")
+            splitter = StratifiedKFold(int(cv), shuffle=True, random_state=seed)
+        else:
+            splitter = KFold(int(cv), shuffle=True, random_state=seed)
+        folds = list(splitter.split(X, y))
+    else:
+        folds = list(cv.split(X, y) if hasattr(cv, "split") else cv)
+    folds = [(np.asarray(tr, dtype=np.intp), np.asarray(va, dtype=np.intp)) for tr, va in folds]
+    if len(folds) < 2 or any(tr.size == 0 or va.size == 0 for tr, va in folds):
+        raise ValueError("cv must give at least 2 folds, each with training and validation "
+                         "rows.")
+    if y_index is not None and any(np.unique(y_index[tr]).size < len(classes)
+                                   for tr, _ in folds):
+        raise ValueError("A fold's training rows miss a class: use stratified folds (an int "
+                         "cv) or fewer folds.")
+    return folds

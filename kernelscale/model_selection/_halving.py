@@ -1,0 +1,73 @@
+"""Successive halving over gamma: screen every gamma on a subsample, promote the best.
+
+A gamma is the unit of shared work (one kernel matrix, or one set of
+statistics, serves every C / alpha and every fold of it), so halving runs over
+gammas: round ``r`` cross-validates the surviving gammas (each with its whole
+C / alpha path) on ``n / eta^(R - r)`` rows drawn stratified, and keeps the
+best ``1 / eta`` of them by their best score; the last round is the full data.
+The cost is dominated by the last round, which sees only a few gammas: with the
+default 7 gammas and ``eta = 3``, the full data see 1 gamma instead of 7.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
+
+__all__ = ["halving_schedule", "screen_gammas"]
+
+
+def halving_schedule(n_rows, n_factors, eta, min_rows):
+    """Row counts of the screening rounds (smallest first), before the full-data round."""
+    rounds = math.ceil(math.log(n_factors, eta)) if n_factors > 1 else 0
+    sizes = [int(n_rows / eta ** (rounds - r)) for r in range(rounds)]
+    return [s for s in sizes if s >= min_rows and s < n_rows]
+
+
+def _subsample(data, size, seed, stratify):
+    rows = np.arange(data["X"].shape[0])
+    keep, _ = train_test_split(rows, train_size=size, random_state=seed,
+                               stratify=data["y_index"] if stratify else None)
+    keep = np.sort(keep)
+    return {k: (v[keep] if k in ("X", "y", "y_index", "sample_weight") and v is not None
+                else v) for k, v in data.items()}
+
+
+def screen_gammas(run_family, task, family, data, space, settings, *, n_splits, deadline,
+                  log, eta=3):
+    """Screen the gammas of ``space`` on growing subsamples; the factors to fit on all rows.
+
+    ``run_family`` is :func:`kernelscale.model_selection._engines.run_family`;
+    ``log`` receives one dict per round (rows, gammas tried and kept, best
+    score, seconds). The smallest round keeps at least 4 rows per fold of the
+    rarest class (and 500 rows).
+    """
+    classifier = task == "classifier"
+    n = data["X"].shape[0]
+    p_min = np.bincount(data["y_index"]).min() / n if classifier else 1.0
+    min_rows = max(500, int(np.ceil(4 * n_splits / p_min)))
+    seed = settings["random_state"]
+    factors = list(space["factors"])
+    for size in halving_schedule(n, len(factors), eta, min_rows):
+        start = time.perf_counter()
+        part = _subsample(data, size, seed, classifier)
+        splitter = (StratifiedKFold if classifier else KFold)(n_splits, shuffle=True,
+                                                              random_state=seed)
+        folds = list(splitter.split(part["X"], part["y"]))
+        records, _ = run_family(family, task, part, folds, {**space, "factors": factors},
+                                settings, deadline, lambda records: None)
+        best = {}
+        for r in records:
+            factor = r["params"]["gamma"] / space["gamma_ref"]
+            best[factor] = max(best.get(factor, -np.inf), float(np.mean(r["scores"])))
+        ranked = sorted(best, key=lambda f: -best[f])
+        kept = ranked[:max(1, math.ceil(len(factors) / eta))]
+        log({"family": family, "rows": size, "gammas": len(best), "kept": len(kept),
+             "best_score": best[ranked[0]], "seconds": time.perf_counter() - start})
+        factors = [f for f in factors if any(np.isclose(f, k) for k in kept)]
+        if len(factors) <= 1:
+            break
+    return factors
