@@ -125,3 +125,11 @@ def test_tied_votes_go_to_the_first_class_as_in_libsvm():
     assert np.mean(ours.predict(X) == ref.predict(X)) >= 0.995
     tied = KernelSVC(gamma=0.05, C=0.1, tol=1e-5, break_ties=True).fit(X, y)
     assert np.array_equal(tied.predict(X), np.argmax(tied.decision_function(X), axis=1))
+
+
+def test_only_shift_invariant_kernels_offer_distances():
+    from kernelscale.kernels import Kernel, Polynomial, ShiftInvariantKernel
+    assert isinstance(RBF(1.0), ShiftInvariantKernel) and RBF(1.0).shift_invariant
+    assert not hasattr(Polynomial(gamma=1.0), "distances")
+    with pytest.raises(TypeError, match="abstract"):
+        Kernel()

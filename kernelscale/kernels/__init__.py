@@ -19,7 +19,7 @@ Kernels (``gamma`` > 0, ``degree`` >= 1):
 - a callable ``k(X_block, Y, **kernel_params) -> ndarray (len(X_block), len(Y))``.
 """
 
-from ._base import Kernel, PreparedKernel
+from ._base import Kernel, PreparedKernel, ShiftInvariantKernel
 from ._compiled import flush_tiny, tiny_floor
 from ._gram import (
     iter_kernel_blocks,
@@ -42,7 +42,8 @@ from ._params import (
 )
 
 __all__ = [
-    "Kernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel",
+    "Kernel", "ShiftInvariantKernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial",
+    "Linear", "CallableKernel",
     "KERNELS", "KERNEL_CONSTRAINTS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel",
     "make_kernel",
     "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",

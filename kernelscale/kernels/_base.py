@@ -11,13 +11,15 @@ tiny magnitude neither overflow nor underflow in float32 blocks.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import iter_row_blocks, resolve_memory_budget, sparse_row_bytes
 from ._compiled import exp_floor, scaled_exp
 
-__all__ = ["Kernel", "PreparedKernel"]
+__all__ = ["Kernel", "ShiftInvariantKernel", "PreparedKernel"]
 
 # Below this fraction of non-zeros a sparse row block is multiplied as sparse;
 # above it, densifying the block and calling GEMM is faster (BLAS runs ~100x
@@ -34,19 +36,22 @@ def _dense_block(Xb, dtype):
     return np.asarray(Xb)
 
 
-class Kernel:
+class Kernel(ABC):
     """A positive semi-definite kernel with numeric parameters.
 
     Subclasses (:class:`~kernelscale.kernels.RBF`, ``Laplacian``, ``Polynomial``,
-    ``Linear``, ``CallableKernel``) implement the working representation; this
-    base class offers everything built on it: prepared blocks, Gram matrices in
-    row blocks under a memory budget, diagonals and kernel expansions.
+    ``Linear``, ``CallableKernel``) implement the working representation
+    (``_evaluate`` on dense working rows, and ``_evaluate_sparse`` on sparse
+    rows when they set ``sparse_products``) and ``diagonal``; this base class
+    offers everything built on it: prepared blocks, Gram matrices in row blocks
+    under a memory budget, diagonals and kernel expansions.
     """
 
     name = None
     #: True when ``k(x, y)`` depends on ``x - y`` only (RBF, Laplacian).
     shift_invariant = False
-    #: True when a sparse row block may be multiplied without densifying it.
+    #: True when a sparse row block may be multiplied without densifying it
+    #: (the kernel then defines ``_evaluate_sparse(Xb, Yw, setup, columns, out)``).
     sparse_products = False
     #: False when the kernel sees the rows as given (a callable), not densified.
     dense_input = True
@@ -85,11 +90,9 @@ class Kernel:
         """Per-column arrays kept beside the working ``Y`` (sliced by ``subset``)."""
         return {}
 
-    def _evaluate(self, Xw, Yw, setup, columns, out):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        """Write ``k`` of the working rows ``Xw`` against ``Yw`` into ``out``."""
 
     def _extra_bytes(self, n_columns, dtype):
         """Temporary bytes per row that evaluation needs beyond the working rows."""
@@ -206,8 +209,27 @@ class Kernel:
                 "features (e.g. sklearn.preprocessing.StandardScaler) or lower gamma, degree "
                 "or coef0.")
 
-    def _distances(self, Xw, Yw, setup, columns, out):  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def diagonal(self, X):
+        """``k(x_i, x_i)`` for every row of ``X`` (float64), without a Gram matrix."""
+
+
+class ShiftInvariantKernel(Kernel):
+    """A kernel ``k(x, y) = exp(-D(x, y))`` with ``D`` proportional to gamma (RBF, Laplacian).
+
+    Subclasses define ``_distances`` (``D`` of working rows); every gamma of a
+    search is then one elementwise pass over one ``D`` (:meth:`distances`,
+    :meth:`from_distances`).
+    """
+
+    shift_invariant = True
+
+    @abstractmethod
+    def _distances(self, Xw, Yw, setup, columns, out):
+        """Write ``D`` of the working rows ``Xw`` against ``Yw`` into ``out``."""
+
+    def diagonal(self, X):
+        return np.ones(X.shape[0])
 
     def distances(self, X, Y=None, *, dtype=np.float32, memory_budget=None, out=None):
         """``D`` with ``k(x, y) = exp(-D)`` of a shift-invariant kernel, in row blocks.
@@ -230,9 +252,6 @@ class Kernel:
         -------
         D : ndarray of shape (n_samples_X, n_samples_Y)
         """
-        if not self.shift_invariant:
-            raise ValueError(f"{type(self).__name__} is not a function of x - y; only RBF "
-                             "and Laplacian kernels have distances to reuse across gamma.")
         same = Y is None
         Y = X if same else Y
         dtype = np.dtype(dtype)
@@ -259,9 +278,6 @@ class Kernel:
         scaled_exp(D, D.dtype.type(-factor), exp_floor(D.dtype), out)
         return out
 
-    def diagonal(self, X):  # pragma: no cover - abstract
-        """``k(x_i, x_i)`` for every row of ``X`` (float64), without a Gram matrix."""
-        raise NotImplementedError
 
 
 class PreparedKernel:

@@ -8,7 +8,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import Kernel
+from ._base import Kernel, ShiftInvariantKernel
 from ._compiled import (
     exp_floor,
     l1_distances,
@@ -43,7 +43,7 @@ def _row_sqnorms(X):
     return np.einsum("ij,ij->i", X, X, dtype=np.float64)
 
 
-class RBF(Kernel):
+class RBF(ShiftInvariantKernel):
     """Gaussian RBF kernel ``exp(-gamma ||x - y||^2)``.
 
     Parameters
@@ -60,7 +60,6 @@ class RBF(Kernel):
     """
 
     name = "rbf"
-    shift_invariant = True
     sparse_products = True
 
     def __init__(self, gamma=1.0):
@@ -105,11 +104,8 @@ class RBF(Kernel):
                      exp_floor(out.dtype))
         np.exp(out, out=out)
 
-    def diagonal(self, X):
-        return np.ones(X.shape[0])
 
-
-class Laplacian(Kernel):
+class Laplacian(ShiftInvariantKernel):
     """Laplacian kernel ``exp(-gamma ||x - y||_1)``.
 
     Parameters
@@ -126,7 +122,6 @@ class Laplacian(Kernel):
     """
 
     name = "laplacian"
-    shift_invariant = True
 
     def __init__(self, gamma=1.0):
         self.gamma = _positive("gamma", gamma)
@@ -144,9 +139,6 @@ class Laplacian(Kernel):
         l1_distances(Xw, Yw, out)
         scaled_exponent(out, out.dtype.type(-1.0), exp_floor(out.dtype))
         np.exp(out, out=out)
-
-    def diagonal(self, X):
-        return np.ones(X.shape[0])
 
 
 class Polynomial(Kernel):
