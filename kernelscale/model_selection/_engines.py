@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._config import format_bytes
-from ..models import KernelSVC, base_weights, plus_minus_targets
+from ..models import KernelSVC, base_weights, combine_scores, plus_minus_targets
 from ._exact import exact_svm_bytes, exact_svm_grid
 from ._least_squares import falkon_grid
 from ._space import SCORERS
@@ -28,7 +28,9 @@ def middle_out(factors):
     return list(factors[np.argsort(np.abs(np.log(factors)), kind="stable")])
 
 
-def _labels_score(scoring, classes, y_true):
+def _scorer(scoring, y_true, to_indices=None, classes=None):
+    """``score(values)`` of one fold: ``to_indices`` turns a label scorer's values into
+    class indices (the rule of the refitted model's ``predict``)."""
     func, needs, _ = SCORERS[scoring]
 
     def score(values):
@@ -36,11 +38,7 @@ def _labels_score(scoring, classes, y_true):
         if needs in ("scores", "values"):
             one = values.ndim == 2 and np.ndim(y_true) == 1
             return float(func(y_true, values[:, 0] if one else values))
-        if values.ndim == 1 or values.shape[1] == 1:
-            predicted = classes[(values.reshape(-1) > 0).astype(np.intp)]
-        else:
-            predicted = classes[np.argmax(values, axis=1)]
-        return float(func(y_true, predicted))
+        return float(func(y_true, classes[to_indices(values)]))
     return score
 
 
@@ -80,25 +78,33 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
             return _fold_by_fold(task, data, folds, space, settings, factors, deadline,
                                  on_unit)
 
+        classes = data["classes"]
+
+        def votes(values):
+            return combine_scores(values, len(classes), s["multiclass"], s["break_ties"])
+        scorers = [_scorer(s["scoring"], data["y"][val], votes, classes) for _, val in folds]
+
         def unit(records):
             on_unit([_svm_record(r) for r in records])
         records, complete = exact_svm_grid(
-            X, data["y_index"], data["classes"], data["sample_weight"], folds,
+            X, data["y_index"], classes, data["sample_weight"], folds,
             gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
             class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
-            scoring=s["scoring"], memory_budget=s["memory_budget"], n_jobs=s["n_jobs"],
-            break_ties=s["break_ties"], deadline=deadline, on_unit=unit)
+            score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
+            n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
         return [_svm_record(r) for r in records], complete
     # falkon
     if task == "classifier":
-        Y = plus_minus_targets(data["y_index"], len(data["classes"]))
-        y_true = data["y"]
-        scorers = [_labels_score(s["scoring"], data["classes"], y_true[val])
-                   for _, val in folds]
+        classes = data["classes"]
+        Y = plus_minus_targets(data["y_index"], len(classes))
+
+        def argmax(values):  # one column (sign) for two classes, as the classifier predicts
+            return combine_scores(values, len(classes), "ovr")
+        scorers = [_scorer(s["scoring"], data["y"][val], argmax, classes) for _, val in folds]
     else:
         y = np.asarray(data["y"], dtype=np.float64)
         Y = y[:, None] if y.ndim == 1 else y
-        scorers = [_labels_score(s["scoring"], None, y[val]) for _, val in folds]
+        scorers = [_scorer(s["scoring"], y[val]) for _, val in folds]
     weights = _fold_weights(task, data, folds, s["class_weight"])
     m = min(space["n_components"], X.shape[0])
 
@@ -126,7 +132,7 @@ def _falkon_record(r):
 def _fold_by_fold(task, data, folds, space, settings, factors, deadline, on_unit):
     """The exact SVM's grid without shared matrices: one KernelSVC per point and fold."""
     s, X, y = settings, data["X"], data["y"]
-    score_of = [_labels_score(s["scoring"], data["classes"], y[val]) for _, val in folds]
+    score_of = [_scorer(s["scoring"], y[val]) for _, val in folds]
     base = KernelSVC(class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
                      break_ties=s["break_ties"], memory_budget=s["memory_budget"])
     labels = SCORERS[s["scoring"]][1] == "labels"

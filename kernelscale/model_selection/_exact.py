@@ -16,8 +16,7 @@ import time
 import numpy as np
 
 from ..kernels import RBF
-from ..models import combine_scores, solve_svm_path, svm_decision_values
-from ._space import SCORERS
+from ..models import fold_svm_problems, solve_svm_path, svm_decision_values
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix"]
 
@@ -27,17 +26,9 @@ def exact_svm_bytes(n_rows):
     return 8 * n_rows * n_rows
 
 
-def _score(scoring, y_true, scores, classes, multiclass, break_ties):
-    func, needs, _ = SCORERS[scoring]
-    if needs == "scores":
-        return float(func(y_true, scores[:, 0]))
-    predicted = classes[combine_scores(scores, len(classes), multiclass, break_ties)]
-    return float(func(y_true, predicted))
-
-
 def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
-                   class_weight, multiclass, tol, scoring, memory_budget, n_jobs=1,
-                   break_ties=False, deadline=None, on_unit=None):
+                   class_weight, multiclass, tol, score, memory_budget, n_jobs=1,
+                   deadline=None, on_unit=None):
     """Cross-validated scores of ``KernelSVC`` (RBF) for every (gamma, C) of the grid.
 
     Parameters
@@ -52,13 +43,12 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         The reference kernel scale; gamma = ``gamma_ref * factor``.
     factors, Cs : sequences of float
     class_weight, multiclass, tol : as :class:`kernelscale.KernelSVC`'s.
-    scoring : str
-        A name of :data:`SCORERS`.
+    score : callable
+        ``score(fold_index, decision_values)`` of the fold's validation rows
+        (one column per binary problem).
     memory_budget : int
     n_jobs : int, default=1
         Threads solving binary problems side by side.
-    break_ties : bool, default=False
-        How tied one-vs-one votes are scored (:class:`kernelscale.KernelSVC`'s).
     deadline : float, default=None
         ``time.perf_counter()`` value after which no new gamma starts (the
         first always runs: a search has at least one complete gamma).
@@ -83,6 +73,10 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     n_configs = len(factors) * len(Cs)
     shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
+    train_rows = [train for train, _ in folds]
+    # a fold's binary problems (rows, labels, weights) do not depend on gamma
+    problems_of_folds = fold_svm_problems(y_index, classes, sample_weight, train_rows,
+                                          class_weight, multiclass)
     records = []
     for factor in factors:
         if records and deadline is not None and time.perf_counter() > deadline:
@@ -94,8 +88,9 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                   "score_times": [], "n_iter": 0} for C in Cs]
         t0 = time.perf_counter()
         problems, results = solve_svm_path(
-            K, y_index, classes, sample_weight, Cs=Cs, folds=[train for train, _ in folds],
-            class_weight=class_weight, multiclass=multiclass, tol=tol, n_jobs=n_jobs)
+            K, y_index, classes, sample_weight, Cs=Cs, folds=train_rows,
+            fold_problems=problems_of_folds, class_weight=class_weight, multiclass=multiclass,
+            tol=tol, n_jobs=n_jobs)
         solve_s = time.perf_counter() - t0
         iterations = np.array([[sum(r["n_iter"] for r in results[f][c]) for c in range(len(Cs))]
                                for f in range(len(folds))], dtype=float)
@@ -107,8 +102,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
             score_s = (time.perf_counter() - t0) / len(Cs)
             for c, record in enumerate(per_C):
                 t0 = time.perf_counter()
-                record["scores"].append(_score(scoring, classes[y_index[val]], path_scores[c],
-                                               classes, multiclass, break_ties))
+                record["scores"].append(score(f, path_scores[c]))
                 record["score_times"].append(score_s + time.perf_counter() - t0)
                 # the path's time split by each (fold, C)'s share of the pair updates
                 record["fit_times"].append(shared_per_config + exp_s

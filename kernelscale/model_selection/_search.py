@@ -105,9 +105,7 @@ class _KernelSearch(BaseEstimator):
         n_train = min(len(tr) for tr, _ in folds)
         space["n_components"] = (int(self.n_components) if self.n_components is not None else
                                  min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
-        kernel = make_kernel("rbf", X, gamma="scale")
-        kernel.check_range(X, np.float32)
-        space["gamma_ref"] = float(kernel.gamma)
+        space["gamma_ref"] = float(make_kernel("rbf", X, gamma="scale").gamma)
         seed = np.random.RandomState(self._seed).randint(2**31 - 1)
         settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
@@ -131,12 +129,11 @@ class _KernelSearch(BaseEstimator):
         units = None if self.halving else len(space["factors"]) * len(families)
         bar = progress(units, f"{type(self).__name__} search", verbose=self.verbose,
                        unit="gamma")
-        done, best = [], [-np.inf]
+        done, best, units_done = [], [-np.inf], [0]
 
         def on_unit(records):
-            if not done and deadline is not None and time.perf_counter() > deadline \
-                    and len(records) == len(space["Cs"] if families[0] == "exact-svm"
-                                            else space["alphas"]):
+            units_done[0] += 1
+            if units_done[0] == 1 and deadline is not None and time.perf_counter() > deadline:
                 took = time.perf_counter() - start
                 raise SearchTimeError(
                     f"time_budget={self.time_budget!r} is too small for one fit: the first "

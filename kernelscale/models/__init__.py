@@ -5,7 +5,12 @@ from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_co
 from ._kernel_svm import KernelSVC
 from ._linear_svm import LinearSVC
 from ._logistic import KernelLogisticRegression
-from ._matrix_svm import combine_scores, solve_svm_path, svm_decision_values
+from ._matrix_svm import (
+    combine_scores,
+    fold_svm_problems,
+    solve_svm_path,
+    svm_decision_values,
+)
 from ._multiclass import base_weights, plus_minus_targets
 from ._ridge import ApproxKernelRidge, ApproxKernelRidgeClassifier
 from ._svm import ApproxKernelSVC
@@ -26,6 +31,7 @@ __all__ = [
     "auto_n_components",
     "base_weights",
     "combine_scores",
+    "fold_svm_problems",
     "plus_minus_targets",
     "solve_svm_path",
     "svm_decision_values",

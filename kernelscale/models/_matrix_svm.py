@@ -27,7 +27,7 @@ from ..solvers import smo_dense, submatrix
 from ._binary_problems import ovo_classes, ovo_problems, ovr_problems, pairs
 
 __all__ = ["solve_svm_path", "svm_decision_values", "combine_scores", "svm_problems",
-           "training_kernel_matrix"]
+           "fold_svm_problems", "training_kernel_matrix"]
 
 
 def _bounds(C, weights):
@@ -44,8 +44,18 @@ def svm_problems(y_index, classes, sample_weight, class_weight, multiclass):
     return list(ovr_problems(class_weight, classes, y_index, sample_weight))
 
 
+def fold_svm_problems(y_index, classes, sample_weight, folds, class_weight, multiclass):
+    """:func:`svm_problems` of each fold: weights zero outside its training rows."""
+    per_fold = []
+    for train in folds:
+        weight = np.zeros(len(y_index))
+        weight[train] = sample_weight[train]
+        per_fold.append(svm_problems(y_index, classes, weight, class_weight, multiclass))
+    return per_fold
+
+
 def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, multiclass,
-                   tol, folds=None, max_iter=-1, n_jobs=1, verbose=0):
+                   tol, folds=None, fold_problems=None, max_iter=-1, n_jobs=1, verbose=0):
     """Solve an SVM's binary problems on ``K`` for every fold and every ``C`` of ``Cs``.
 
     Parameters
@@ -63,6 +73,9 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
     folds : list of ndarray of int, default=None
         The training rows of each fold (every class must have rows in each);
         None: one fold of all rows.
+    fold_problems : list, default=None
+        :func:`fold_svm_problems` of these folds, when a caller solves many
+        matrices on the same folds (a search over gamma); None: built here.
     max_iter : int, default=-1
     n_jobs : int, default=1
         Threads solving problems side by side.
@@ -80,13 +93,11 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
     Cs = np.asarray(Cs, dtype=np.float64)
     if np.any(np.diff(Cs) < 0):
         raise ValueError("Cs must be increasing: each solution starts the next.")
-    n = len(y_index)
-    folds = [np.arange(n)] if folds is None else folds
-    per_fold = []
-    for train in folds:
-        weight = np.zeros(n)
-        weight[train] = sample_weight[train]
-        per_fold.append(svm_problems(y_index, classes, weight, class_weight, multiclass))
+    folds = [np.arange(len(y_index))] if folds is None else folds
+    per_fold = fold_problems
+    if per_fold is None:
+        per_fold = fold_svm_problems(y_index, classes, sample_weight, folds, class_weight,
+                                     multiclass)
     problems = per_fold[-1]
     results = [[[None] * len(problems) for _ in Cs] for _ in folds]
     bar = progress(len(problems) * len(folds), "KernelSVC problems", verbose=verbose)
