@@ -19,7 +19,14 @@ def threads():
     from threadpoolctl import threadpool_info
 
     blas = [f"{p.get('internal_api')} {p.get('num_threads')}" for p in threadpool_info()]
-    return {"blas": blas, "numba": numba.get_num_threads()}
+    out = {"blas": blas, "numba": numba.get_num_threads()}
+    try:  # scikit-learn-intelex's oneDAL threads, where the extra is installed
+        import daal4py
+
+        out["onedal"] = daal4py.num_threads()
+    except ImportError:  # pragma: no cover - the extra is not installed
+        pass
+    return out
 
 
 def machine_state():
