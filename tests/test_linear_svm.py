@@ -278,3 +278,19 @@ def test_a9a_objective_within_1e3_of_liblinear(a9a, loss):
     ours_p = primal_objective(ours.coef_, ours.intercept_, X, y_pm, 1.0, loss)
     ref_p = primal_objective(ref.coef_, ref.intercept_, X, y_pm, 1.0, loss)
     assert ours_p <= ref_p * (1 + 1e-3)
+
+
+def test_newton_rebuilds_a_hessian_that_lost_definiteness():
+    # regression: at a large C, rows entering / leaving the active set one by one
+    # cancelled H's small directions and cho_factor raised mid-search (a9a, C = 100)
+    from kernelscale.solvers import squared_hinge_newton
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(300, 8))
+    y = np.where(Z[:, 0] + 0.3 * rng.normal(size=300) > 0, 1.0, -1.0)
+    C = np.full(300, 100.0)
+    expected, _, ok = squared_hinge_newton(Z, y, C, tol=1e-10, memory_budget=2**24)
+    broken = -np.eye(9)  # what the drift leaves: not positive definite
+    got, _, ok2 = squared_hinge_newton(Z, y, C, tol=1e-10, memory_budget=2**24,
+                                       hessian_all=broken)
+    assert ok and ok2 and np.allclose(got, expected, atol=1e-8)

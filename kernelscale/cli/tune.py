@@ -11,7 +11,7 @@ from ._options import DATASET_NAMES, add_data_options, positive_int
 __all__ = ["add_parser", "run"]
 
 #: search family -> the ``fit --model`` name of the model it refits
-FAMILY_MODELS = {"exact-svm": "kernel-svc", "falkon": "falkon"}
+FAMILY_MODELS = {"exact-svm": "kernel-svc", "falkon": "falkon", "nystrom-svm": "approx-svc"}
 
 
 def _families(text):
@@ -39,7 +39,7 @@ def add_parser(subparsers):
     p.add_argument("train", metavar="TRAIN", help="training data (file or a9a, mnist10k)")
     p.add_argument("--test", metavar="TEST", help="held-out data to report accuracy on")
     p.add_argument("--families", type=_families, default="auto",
-                   help="auto, or a comma list of exact-svm, falkon (default: auto)")
+                   help=f"auto, or a comma list of {', '.join(FAMILY_MODELS)} (default: auto)")
     p.add_argument("--time-budget", default=None, metavar="DURATION",
                    help="search time, e.g. 90s, 10m, 1h (default: the whole grid)")
     p.add_argument("--cv", type=positive_int, default=5, help="folds (default: 5)")

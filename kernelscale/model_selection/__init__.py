@@ -2,6 +2,7 @@
 
 from ._choice import EXACT_MAX_ROWS, choose_families
 from ._exact import exact_kernel_matrix, exact_svm_bytes, exact_svm_grid
+from ._features import nystrom_svm_grid
 from ._least_squares import falkon_grid, fold_statistics, ridge_path
 from ._results import cv_results, leaderboard
 from ._search import KernelClassifierCV, KernelRegressorCV, SearchTimeError
@@ -16,6 +17,7 @@ from ._space import (
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "choose_families",
            "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
-           "falkon_grid", "fold_statistics", "ridge_path", "cv_results", "leaderboard",
+           "falkon_grid", "nystrom_svm_grid", "fold_statistics", "ridge_path", "cv_results",
+           "leaderboard",
            "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_CS",
            "DEFAULT_GAMMA_FACTORS", "default_alphas"]

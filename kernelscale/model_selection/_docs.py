@@ -10,8 +10,9 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         (scikit-learn's "scale"); None means 2^-3 .. 2^3 (7 values).
     {penalty}
     n_components : int, default=None
-        Centres of the FALKON family; None: FALKON's automatic number, at most
-        1000 while searching (its statistics cost n m^2 per gamma).
+        Centres of the FALKON family and landmarks of the Nystrom SVM family;
+        None: FALKON's automatic number, at most 1000 while searching (their
+        statistics / Newton Hessians cost n m^2 per gamma).
     cv : int or cross-validation splitter, default=5
         An int is {folds}, shuffled by ``random_state``.
     scoring : str, default=None

@@ -14,12 +14,21 @@ import numpy as np
 from sklearn.base import clone
 
 from .._config import format_bytes
-from ..models import KernelSVC, base_weights, combine_scores, plus_minus_targets
+from ..feature_maps import Nystroem
+from ..models import (
+    ApproxKernelSVC,
+    KernelSVC,
+    NystromKernelRidgeClassifier,
+    base_weights,
+    combine_scores,
+    plus_minus_targets,
+)
 from ._exact import exact_svm_bytes, exact_svm_grid
+from ._features import NYSTROM_RCOND, nystrom_svm_grid, nystrom_svm_solver
 from ._least_squares import falkon_grid
 from ._space import SCORERS
 
-__all__ = ["run_family", "middle_out"]
+__all__ = ["run_family", "middle_out", "classifier_model"]
 
 
 def middle_out(factors):
@@ -93,6 +102,8 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
             score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
             n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
         return [_svm_record(r) for r in records], complete
+    if family == "nystrom-svm":
+        return _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit)
     # falkon
     if task == "classifier":
         classes = data["classes"]
@@ -116,6 +127,53 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
         score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
         deadline=deadline, on_unit=unit)
     return [_falkon_record(r) for r in records], complete
+
+
+def _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit):
+    s, classes = settings, data["classes"]
+
+    def argmax(values):  # one-vs-rest scores, the rule of ApproxKernelSVC's predict
+        return combine_scores(values, len(classes), "ovr")
+    scorers = [_scorer(s["scoring"], data["y"][val], argmax, classes) for _, val in folds]
+
+    def unit(records):
+        on_unit([_nystrom_record(r) for r in records])
+    records, complete = nystrom_svm_grid(
+        data["X"], data["y_index"], classes, data["sample_weight"], folds,
+        gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
+        n_components=min(space["n_components"], data["X"].shape[0]),
+        class_weight=s["class_weight"], random_state=s["random_state"],
+        score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
+        n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
+    return [_nystrom_record(r) for r in records], complete
+
+
+def _nystrom_record(r):
+    return {"params": {"family": "nystrom-svm", "gamma": float(r["gamma"]), "C": r["C"],
+                       "n_components": r["n_components"]},
+            **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
+
+
+def classifier_model(p, s):
+    """The (unfitted) classifier of a configuration ``p`` (a ``cv_results_`` params
+    dict), with the search's settings ``s``: the model whose CV score ``p`` has."""
+    if p["family"] == "exact-svm":
+        return KernelSVC(C=p["C"], gamma=p["gamma"], class_weight=s["class_weight"],
+                         multiclass=s["multiclass"], break_ties=s["break_ties"],
+                         memory_budget=s["memory_budget"])
+    if p["family"] == "nystrom-svm":
+        # the landmarks the search drew: the same draw from the same rows and seed
+        landmarks = Nystroem(n_components=p["n_components"], gamma=p["gamma"],
+                             decomposition="eigh", rcond=NYSTROM_RCOND,
+                             random_state=s["random_state"])
+        return ApproxKernelSVC(feature_map=landmarks, C=p["C"], class_weight=s["class_weight"],
+                               solver=nystrom_svm_solver(p["n_components"]),
+                               memory_budget=s["memory_budget"],
+                               random_state=s["random_state"])
+    return NystromKernelRidgeClassifier(
+        n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"],
+        class_weight=s["class_weight"], memory_budget=s["memory_budget"],
+        random_state=s["random_state"])
 
 
 def _svm_record(r):

@@ -28,7 +28,7 @@ from scipy import linalg
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
 
-__all__ = ["falkon_grid", "fold_statistics", "ridge_path"]
+__all__ = ["falkon_grid", "fold_statistics", "ridge_path", "whitening"]
 
 # directions of K_mm below this fraction of its largest eigenvalue carry only
 # round-off (FALKON's own Cholesky adds a jitter of the same order)
@@ -84,9 +84,15 @@ def ridge_path(A, b, basis, alphas):
     return [left @ (c / (s + alpha)[:, None]) for alpha in alphas]
 
 
-def _whitening(K_mm):
+def whitening(K_mm, rcond=_RCOND, scale=None):
+    """``V_k / sqrt(r_k)`` over the eigenpairs of ``K_mm`` above ``rcond`` x ``scale``.
+
+    ``scale``: None for the largest eigenvalue; :class:`kernelscale.feature_maps.Nystroem`
+    measures its cutoff against the largest diagonal entry instead.
+    """
     r, V = linalg.eigh(K_mm, check_finite=False)
-    keep = r > _RCOND * max(r[-1], np.finfo(np.float64).tiny)
+    scale = r[-1] if scale is None else scale
+    keep = r > rcond * max(scale, np.finfo(np.float64).tiny)
     return V[:, keep] / np.sqrt(r[keep])
 
 
@@ -145,7 +151,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                       "score_times": []} for a in alphas]
         t0 = time.perf_counter()
         kernel.from_distances(D_nm, factor, out=K_nm)
-        basis = _whitening(kernel.from_distances(D_mm, factor))
+        basis = whitening(kernel.from_distances(D_mm, factor))
         common = (time.perf_counter() - t0) / (len(alphas) * len(folds))
         t0 = time.perf_counter()
         for f, (A, b) in enumerate(fold_statistics(K_nm, Y, weights, folds, merged)):

@@ -20,10 +20,10 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import make_kernel
-from ..models import KernelSVC, NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_components
+from ..models import NystromKernelRidge, auto_n_components
 from ._choice import choose_families
 from ._docs import DOC_ATTRS, DOC_PARAMS
-from ._engines import run_family
+from ._engines import classifier_model, run_family
 from ._exact import exact_kernel_matrix, exact_svm_bytes
 from ._halving import screen_gammas
 from ._results import cv_results, leaderboard
@@ -218,13 +218,17 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
     gamma is one elementwise exp, each fold's block is cut from that matrix,
     and along increasing ``C`` each binary problem starts from the previous
     solution; the FALKON family merges fold statistics and serves every alpha
-    from one eigendecomposition per gamma. The scores are those of the refitted
-    models (``KernelSVC``, ``NystromKernelRidgeClassifier``) on the same folds.
+    from one eigendecomposition per gamma; the Nystrom SVM family maps every row
+    once per gamma from landmark distances computed once, and warm-starts each
+    fold's linear SVM along ``C``. The scores are those of the refitted models
+    (``KernelSVC``, ``NystromKernelRidgeClassifier``, ``ApproxKernelSVC``) on
+    the same folds.
 
     Parameters
     ----------
     """ + DOC_PARAMS.format(
-        families='"exact-svm" (KernelSVC), "falkon" (NystromKernelRidgeClassifier)',
+        families='"exact-svm" (KernelSVC), "falkon" (NystromKernelRidgeClassifier), '
+                 '"nystrom-svm" (ApproxKernelSVC on a Nystroem map)',
         penalty="""Cs : list of float, default=None
         SVM penalties; None means 10^-1 .. 10^2 in half decades (7 values).
     alphas : list of float, default=None
@@ -309,14 +313,7 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
                 "break_ties": self.break_ties}
 
     def _best_model(self, p, s):
-        if p["family"] == "exact-svm":
-            return KernelSVC(C=p["C"], gamma=p["gamma"], class_weight=s["class_weight"],
-                             multiclass=s["multiclass"], break_ties=s["break_ties"],
-                             memory_budget=s["memory_budget"]), {}
-        return NystromKernelRidgeClassifier(
-            n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"],
-            class_weight=s["class_weight"], memory_budget=s["memory_budget"],
-            random_state=s["random_state"]), {}
+        return classifier_model(p, s), {}
 
     def decision_function(self, X):
         """Decision values of ``best_estimator_``."""

@@ -21,6 +21,9 @@ CLASSIFIER_FAMILIES = {
     "exact-svm": "KernelSVC: the exact SVM (SMO), the kernel matrix shared by the grid",
     "falkon": "NystromKernelRidgeClassifier (Nystrom kernel ridge), fold statistics merged, "
               "every alpha from one eigendecomposition per gamma and fold",
+    "nystrom-svm": "ApproxKernelSVC on a Nystroem map (squared-hinge SVM on landmark "
+                   "features), landmark distances shared by every gamma, each fold's "
+                   "solutions warm-started along C",
 }
 REGRESSOR_FAMILIES = {
     "falkon": "NystromKernelRidge (Nystrom kernel ridge), fold statistics merged, every "

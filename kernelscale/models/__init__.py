@@ -3,7 +3,7 @@
 from ._doubly_sgd import DoublySGDSVC
 from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_components
 from ._kernel_svm import KernelSVC
-from ._linear_svm import LinearSVC
+from ._linear_svm import LinearSVC, fit_linear_svm
 from ._logistic import KernelLogisticRegression
 from ._matrix_svm import (
     combine_scores,
@@ -31,6 +31,7 @@ __all__ = [
     "auto_n_components",
     "base_weights",
     "combine_scores",
+    "fit_linear_svm",
     "fold_svm_problems",
     "plus_minus_targets",
     "solve_svm_path",

@@ -92,18 +92,18 @@ def resolve_solver(solver, loss, Z):
 
 
 def _solve_one(Z, y_pm, C_i, *, solver, loss, bias, tol, max_iter, budget, seed,
-               hessian_all=None, callback=None):
+               hessian_all=None, callback=None, w0=None):
     if solver == "dual_cd":
         w, _, n_iter, converged = dual_cd(Z, y_pm, C_i, loss=loss, bias=bias, tol=tol,
                                           max_iter=max_iter, seed=seed)
     elif solver == "newton":
         w, n_iter, converged = squared_hinge_newton(
             Z, y_pm, C_i, bias=bias, tol=tol, max_iter=max_iter, memory_budget=budget,
-            hessian_all=hessian_all, callback=callback)
+            hessian_all=hessian_all, callback=callback, w0=w0)
     elif solver == "lbfgs":
         w, n_iter, converged = squared_hinge_lbfgs(
             Z, y_pm, C_i, bias=bias, tol=tol, max_iter=max_iter, memory_budget=budget,
-            callback=callback)
+            callback=callback, w0=w0)
     else:
         w, n_iter, converged = subgradient_descent(
             Z, y_pm, C_i, loss=loss, bias=bias, tol=tol, max_iter=max_iter,
@@ -131,9 +131,13 @@ def _shared_hessians(Z, problems, weights, bias, budget):
 
 def fit_linear_svm(
     Z, y_index, n_classes, weights, balanced, *, C, loss, solver, bias, tol, max_iter,
-    n_jobs, memory_budget, seed, verbose=0, name="LinearSVC",
+    n_jobs, memory_budget, seed, verbose=0, name="LinearSVC", warm_start=None,
 ):
     """Fit one binary SVM per one-vs-rest problem on features ``Z``.
+
+    ``warm_start``: ``(coef, intercept)`` of an earlier fit on the same
+    features and problems (a smaller ``C`` of a search path), the Newton and
+    L-BFGS solvers' starting point; dual coordinate descent starts from 0.
 
     Returns
     -------
@@ -164,7 +168,12 @@ def fit_linear_svm(
         return result
 
     with bar:
-        if solver == "newton" and len(problems) > 1:
+        if warm_start is not None and solver in ("newton", "lbfgs"):
+            coef, intercept = warm_start
+            starts = np.column_stack([coef, intercept / bias if bias else 0.0 * intercept])
+            results = [counted(_solve_one(Z, p[0], penalties(*p), w0=w0, **common))
+                       for p, w0 in zip(problems, starts)]
+        elif solver == "newton" and len(problems) > 1:
             hessians = _shared_hessians(Z, problems, weights * C, bias, memory_budget)
             results = [counted(_solve_one(Z, p[0], penalties(*p), hessian_all=H,
                                           callback=report(k), **common))

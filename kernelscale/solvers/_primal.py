@@ -137,7 +137,16 @@ def squared_hinge_newton(
         if grad_norm <= tol * max(grad0, 1e-300):
             return w, it - 1, True
         # weighted_gram keeps H valid in its upper triangle, all cho_factor reads
-        direction = -scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, lower=False), grad)
+        try:
+            factor = scipy.linalg.cho_factor(H, lower=False)
+        except np.linalg.LinAlgError:
+            # H = I + 2 C sum z z^T: at a large C the rounding of float32 row blocks
+            # (and of rows added and removed one by one) can outweigh the I and
+            # leave it indefinite; rebuild it from the active rows in float64
+            Z64 = Z if Z.dtype == np.float64 else Z.astype(np.float64)
+            H = _active_hessian(Z64, active, twice_c, bias, memory_budget)
+            factor = scipy.linalg.cho_factor(H, lower=False)
+        direction = -scipy.linalg.cho_solve(factor, grad)
         delta = margins(Z, direction, 0.0, memory_budget) + bias * direction[d]
         step = _line_search(w, direction, y, C, m, delta)
         w += step * direction
