@@ -52,3 +52,37 @@ def test_fit_model_auto_says_what_it_chose(data):
     assert result.returncode == 0, result.stderr
     assert "model auto: 300 rows x 2 features, 2 classes: the exact SVM" in result.stderr
     assert "KernelSVC" in result.stdout
+
+
+def test_tune_nystrom_svm_family_saves_a_model_predict_reads(data):
+    model = data / "nystrom.ksm"
+    result = run("tune", str(data / "train.csv"), "--test", str(data / "test.csv"),
+                 "--families", "nystrom-svm", "-o", str(model), "--no-progress", "--top", "3")
+    assert result.returncode == 0, result.stderr
+    assert "searched 49 configurations x 5 folds" in result.stdout
+    assert result.stdout.count("family=nystrom-svm") == 3 and "test accuracy: 0.9" in result.stdout
+    evaluated = run("evaluate", str(model), str(data / "test.csv"))
+    assert evaluated.returncode == 0 and "ApproxKernelSVC" in evaluated.stdout, evaluated.stderr
+
+
+def test_predict_writes_probabilities_and_decision_values(data):
+    model = data / "proba.ksm"
+    fitted = run("fit", str(data / "train.csv"), "--model", "kernel-svc", "--param",
+                 "probability=True", "-o", str(model), "--no-progress")
+    assert fitted.returncode == 0, fitted.stderr
+    result = run("predict", str(model), str(data / "test.csv"), "--probability",
+                 "--no-progress")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "labels 0 1" and len(lines) == 101
+    rows = np.array([[float(v) for v in line.split()] for line in lines[1:]])
+    assert np.allclose(rows[:, 1:].sum(axis=1), 1.0, atol=1e-5)
+    values = run("predict", str(model), str(data / "test.csv"), "--decision-values",
+                 "--no-progress")
+    assert values.returncode == 0 and len(values.stdout.splitlines()) == 100
+    plain = data / "plain.ksm"
+    assert run("fit", str(data / "train.csv"), "--model", "kernel-svc", "-o", str(plain),
+               "--no-progress").returncode == 0
+    refused = run("predict", str(plain), str(data / "test.csv"), "--probability")
+    assert refused.returncode == 2 and "probability=True" in refused.stderr
+    assert "Traceback" not in refused.stderr

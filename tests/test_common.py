@@ -101,6 +101,7 @@ ESTIMATORS = DEFAULTS + [
     KernelSVC(),
     KernelSVC(multiclass="ovr"),
     KernelSVC(decision_function_shape="ovo"),
+    KernelSVC(probability=True, random_state=0),
     KernelSVC(kernel="polynomial", coef0=1.0),
     KernelSVC(kernel="precomputed"),
     KernelSVC(kernel="laplacian", shrinking=False, working_set_size=4, cache_size=0.01),
@@ -122,6 +123,12 @@ def _solver_for(estimator):
 
 def expected_failed_checks(estimator):
     failures = {}
+    if getattr(estimator, "probability", False):
+        # the internal folds split duplicated rows apart (as SVC(probability=True)'s)
+        failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, "internal cross-validation"))
+        failures["check_fit2d_1feature"] = (
+            "the check's data hold a class with fewer rows than the 5 internal folds, which "
+            "probability=True refuses with that reason (issue 19's bad input)")
     if isinstance(estimator, (KernelClassifierCV, KernelRegressorCV)):
         reason = "the folds split duplicated rows apart, so a repeated row is different " \
                  "data from a doubled weight (GridSearchCV fails this check too)"

@@ -22,6 +22,13 @@ def add_parsers(subparsers):
     p.add_argument("data", metavar="DATA", help="data file or named split (e.g. a9a:test)")
     p.add_argument("-o", "--output", metavar="FILE", help="write predictions here "
                                                           "(default: standard output)")
+    extra = p.add_mutually_exclusive_group()
+    extra.add_argument("--probability", action="store_true",
+                       help="after each label, the probability of every class (LIBSVM's "
+                            "-b 1 output: a first line 'labels' and the classes); the model "
+                            "must be fitted with probabilities (--param probability=True)")
+    extra.add_argument("--decision-values", action="store_true",
+                       help="after each label, the model's decision values")
     add_data_options(p)
     p.set_defaults(func=run_predict)
     p = subparsers.add_parser(
@@ -43,6 +50,13 @@ def _read_model(args):
     if not hasattr(model, "predict"):
         raise ValueError(f"{args.model} holds a {type(model).__name__}, not a model that "
                          "predicts.")
+    for flag, method in (("probability", "predict_proba"),
+                         ("decision_values", "decision_function")):
+        if getattr(args, flag, False) and not hasattr(model, method):
+            why = (" was fitted without probabilities: refit it with --param probability=True"
+                   if hasattr(type(model), "predict_proba") else " gives no " + method)
+            raise ValueError(f"--{flag.replace('_', '-')}: {args.model} "
+                             f"({type(model).__name__}){why}.")
     stored = header.get("metadata", {}).get("data", {})
     spec = {"format": args.format or stored.get("format", "auto"),
             "label_column": (args.label_column if args.label_column is not None
@@ -102,8 +116,16 @@ def run_predict(args):
 
     if args.output:
         check_output_path(args.output, "-o")
-    _, _, _, _, pred, seconds = _predict_file(args, need_labels=False)
-    text = "".join(format_label(v) + "\n" for v in pred)
+    model, _, X, _, pred, seconds = _predict_file(args, need_labels=False)
+    lines = [format_label(v) for v in pred]
+    if args.probability or args.decision_values:
+        values = model.predict_proba(X) if args.probability else model.decision_function(X)
+        values = values.reshape(len(pred), -1)
+        lines = [f"{label} " + " ".join(f"{v:.6g}" for v in row)
+                 for label, row in zip(lines, values)]
+        if args.probability:
+            lines.insert(0, "labels " + " ".join(format_label(c) for c in model.classes_))
+    text = "".join(line + "\n" for line in lines)
     if args.output:
         Path(args.output).write_text(text)
         print(f"{len(pred)} predictions written to {args.output} ({seconds:.2f} s)",
