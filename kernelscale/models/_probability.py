@@ -51,7 +51,7 @@ def fit_sigmoid(decision, positive, max_iter=100):
     --------
     >>> import numpy as np
     >>> A, B = fit_sigmoid(np.array([-2.0, -1.0, 1.0, 2.0]), np.array([0, 0, 1, 1], bool))
-    >>> A < 0
+    >>> bool(A < 0)
     True
     """
     f = np.asarray(decision, dtype=np.float64)
@@ -84,7 +84,7 @@ def fit_sigmoid(decision, positive, max_iter=100):
             step /= 2
         else:
             break  # no decrease along Newton's direction: at the optimum to round-off
-    return A, B
+    return float(A), float(B)
 
 
 def sigmoid(decision, A, B):
