@@ -86,3 +86,14 @@ def test_predict_writes_probabilities_and_decision_values(data):
     refused = run("predict", str(plain), str(data / "test.csv"), "--probability")
     assert refused.returncode == 2 and "probability=True" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_fit_cv_prints_cross_validation_accuracy(data):
+    result = run("fit", str(data / "train.csv"), "--model", "kernel-svc", "--cv", "4",
+                 "-o", str(data / "cv.ksm"), "--no-progress")
+    assert result.returncode == 0, result.stderr
+    line = [s for s in result.stdout.splitlines() if s.startswith("cross-validation")][0]
+    assert line.startswith("cross-validation accuracy (4 folds): 0.9")
+    for args, message in [(["--cv", "1"], "K >= 2"), (["--cv", "400"], "fewer than the folds")]:
+        bad = run("fit", str(data / "train.csv"), "-o", str(data / "x.ksm"), *args)
+        assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr

@@ -79,3 +79,28 @@ def test_predict_proba_only_with_probability_and_enough_rows():
     y_small[:3] = 2  # a third class with 3 rows, fewer than the 5 internal folds
     with pytest.raises(ValueError, match="class 2 has 3 rows"):
         KernelSVC(probability=True).fit(X, y_small)
+
+
+@pytest.mark.parametrize("n_class", [2, 4])
+def test_approx_svc_probabilities_are_calibrated_like_the_exact_ones(n_class):
+    from kernelscale import ApproxKernelSVC
+
+    X, y = load_digits(n_class=n_class, return_X_y=True)
+    X = X / 16.0
+    cut = int(0.7 * len(y))
+    approx = ApproxKernelSVC(n_components=300, probability=True, random_state=0)
+    P = approx.fit(X[:cut], y[:cut]).predict_proba(X[cut:])
+    exact = KernelSVC(probability=True, random_state=0).fit(X[:cut], y[:cut])
+    assert np.allclose(P.sum(axis=1), 1) and P.shape[1] == n_class
+    # one-vs-rest sigmoids on Nystrom features against coupled exact pairs: both small
+    assert log_loss(y[cut:], P) < 2 * log_loss(y[cut:], exact.predict_proba(X[cut:])) + 0.02
+    assert not hasattr(approx, "partial_fit")  # it could not update the sigmoids
+
+
+def test_approx_svc_probability_refuses_a_stream():
+    from kernelscale import ApproxKernelSVC
+    from kernelscale.datasets import ArrayChunks
+
+    X, y = make_classification(100, n_features=4, random_state=0)
+    with pytest.raises(ValueError, match="not a stream"):
+        ApproxKernelSVC(probability=True).fit(ArrayChunks(X, y, chunk_rows=20))

@@ -79,6 +79,9 @@ def add_parser(subparsers):
                         f"{', '.join(STREAM_MODELS)})")
     p.add_argument("--chunk-rows", type=positive_int, default=None, metavar="N",
                    help="rows per chunk with --stream (default: sized from --memory-budget)")
+    p.add_argument("--cv", type=positive_int, default=None, metavar="K",
+                   help="also print the K-fold cross-validation accuracy of these settings "
+                        "on TRAIN (LIBSVM's svm-train -v; stratified folds, --seed)")
     add_data_options(p)
     p.set_defaults(func=run)
 
@@ -154,6 +157,9 @@ def run(args):
     if args.model == "auto" and (args.stream or args.chunk_rows is not None):
         raise ValueError("--model auto needs the data in memory; name a model with --stream "
                          f"({', '.join(STREAM_MODELS)}).")
+    if args.cv is not None and (args.cv < 2 or args.stream):
+        raise ValueError("--cv K needs K >= 2 folds" if args.cv < 2 else
+                         "--cv needs the data in memory; drop --stream.")
     if args.stream:
         from .fit_stream import run_stream
 
@@ -184,6 +190,7 @@ def _run_in_memory(args, estimator, output):
         if estimator is None:
             estimator, choice = auto_estimator(args, X, y)
             print(f"model auto: {choice}", file=sys.stderr, flush=True)
+        cv_line = _cross_validate(args, estimator, X, y, advance) if args.cv else None
         advance(f"fitting {type(estimator).__name__}")
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
@@ -201,7 +208,26 @@ def _run_in_memory(args, estimator, output):
     lines = [f"train: {args.train}: {describe(X, y)}"]
     if args.test:
         lines.append(f"test:  {args.test}: {X_test.shape[0]} rows")
+    if cv_line:
+        lines.append(cv_line)
     print_fit(caught, lines, estimator, f"fit {timings['fit_s']:.2f} s, predict "
               f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
               f"{timings['load_s']:.2f} s", args, accuracy, output)
     return 0
+
+
+def _cross_validate(args, estimator, X, y, advance):
+    """LIBSVM's ``svm-train -v K``: the accuracy of K stratified folds, as one line."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
+    labels, counts = np.unique(y, return_counts=True)
+    if counts.min() < args.cv:
+        raise ValueError(f"--cv {args.cv}: class {labels[np.argmin(counts)].tolist()!r} has "
+                         f"{counts.min()} rows, fewer than the folds; give a smaller K.")
+    advance(f"{args.cv}-fold cross-validation")
+    folds = StratifiedKFold(args.cv, shuffle=True, random_state=args.seed or 0)
+    scores = cross_val_score(clone(estimator), X, y, cv=folds)
+    return (f"cross-validation accuracy ({args.cv} folds): {scores.mean():.4f} "
+            f"+- {scores.std():.4f}")

@@ -134,12 +134,16 @@ class ProbabilityMixin:
     binary problem (pairs in :func:`pairs` order, or one per class, or one for two
     classes with positive scores favouring ``classes_[1]``)."""
 
+    #: one-vs-one pairs (``KernelSVC`` overrides it); otherwise one problem per class
+    _votes = False
+
     def _problem_scores(self, X):
         return fitted_scores(self, X)
 
     def _check_probability_data(self, y_index):
         counts = np.bincount(y_index, minlength=len(self.classes_))
-        if counts.min() < PROBABILITY_FOLDS:
+        # one class: the estimator's own error ("needs 2 classes") says it better
+        if len(counts) >= 2 and counts.min() < PROBABILITY_FOLDS:
             raise ValueError(
                 f"probability=True fits its sigmoids on a {PROBABILITY_FOLDS}-fold internal "
                 f"cross-validation; class {self.classes_[np.argmin(counts)].tolist()!r} has "

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import random_seed, resolve_memory_budget
+from .._validation import check_sample_weight, check_X_y, random_seed, resolve_memory_budget
 from ..solvers import SGDState, asgd_pass
+from ..sources import is_dask_array
 from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
 from ._chunked_fits import chunked_fit_doc, partial_targets
 from ._linear_svm import SVM_CONSTRAINTS, check_svm_params, fit_svm_estimator
 from ._multiclass import BINARY_CLASS_WEIGHT_DOC
+from ._probability import ProbabilityMixin
 from ._shells import ClassifierShell
 
 __all__ = ["ApproxKernelSVC"]
@@ -21,7 +25,15 @@ __all__ = ["ApproxKernelSVC"]
 _SGD_BATCH = 32
 
 
-class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseEstimator):
+def _without_probability(estimator):
+    if estimator.probability:
+        raise AttributeError("partial_fit is not available with probability=True: the "
+                             "sigmoids come from fit's internal cross-validation.")
+    return True
+
+
+class ApproxKernelSVC(ProbabilityMixin, ApproxKernelMixin, ClassifierShell, ClassifierMixin,
+                      BaseEstimator):
     __doc__ = """Kernel SVM through an explicit feature map and a fast linear SVM.
 
     ``fit`` maps the training data once (float32 by default) with a Nystroem,
@@ -43,6 +55,11 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
     max_iter : int, default=1000
     solver : {"auto", "newton", "lbfgs", "dual_cd", "subgradient"}, default="auto"
         See :class:`LinearSVC`.
+    probability : bool, default=False
+        Fit ``predict_proba`` as :class:`KernelSVC` does: a sigmoid per
+        one-vs-rest problem on the decision values of a 5-fold internal
+        cross-validation, normalised over the classes (5 more fits; data in
+        memory; ``partial_fit`` is then not available).
     n_jobs : int, default=None
         Threads for one-vs-rest problems solved by dual CD (None: 1, -1: every core).
     memory_budget : int, default=None
@@ -60,6 +77,8 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         Weights on the mapped features (one row for two classes).
     intercept_ : ndarray of shape (n_problems,)
     n_iter_ : int
+    probA_, probB_ : ndarray of shape (n_problems,)
+        The sigmoids of ``probability=True``.
     n_features_in_ : int
 
     See Also
@@ -77,13 +96,15 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
     True
     """
 
-    _parameter_constraints = {**APPROX_CONSTRAINTS, **SVM_CONSTRAINTS}
+    _parameter_constraints = {**APPROX_CONSTRAINTS, **SVM_CONSTRAINTS,
+                              "probability": ["boolean"]}
 
     def __init__(
         self, *, feature_map="nystroem", n_components=1000, kernel="rbf", gamma="scale",
         degree=3, coef0=0.0, C=1.0, loss="squared_hinge", fit_intercept=True,
         intercept_scaling=1.0, class_weight=None, tol=1e-4, max_iter=1000, solver="auto",
-        dtype="float32", n_jobs=None, memory_budget=None, verbose=0, random_state=None,
+        probability=False, dtype="float32", n_jobs=None, memory_budget=None, verbose=0,
+        random_state=None,
     ):
         self.feature_map = feature_map
         self.n_components = n_components
@@ -99,6 +120,7 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         self.tol = tol
         self.max_iter = max_iter
         self.solver = solver
+        self.probability = probability
         self.dtype = dtype
         self.n_jobs = n_jobs
         self.memory_budget = memory_budget
@@ -117,7 +139,18 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         -------
         self : ApproxKernelSVC
         """
+        if self.probability:
+            if hasattr(X, "n_samples") or is_dask_array(X):
+                raise ValueError("probability=True refits on row subsets (its internal "
+                                 "cross-validation): give the data in memory, not a stream.")
+            X, y = check_X_y(self, X, y)
+            check_classification_targets(y)
+            sample_weight = check_sample_weight(sample_weight, X.shape[0])
+            self.classes_, y_index = np.unique(y, return_inverse=True)
+            self._check_probability_data(y_index)
         fit_svm_estimator(self, X, y, sample_weight, features=self._fit_features)
+        if self.probability:
+            self._fit_probability(X, y, y_index, sample_weight)
         # partial_fit after fit goes on from the batch solution, as in scikit-learn
         bias = check_svm_params(self)["bias"]
         W = np.vstack([self.coef_.T, (self.intercept_ / bias if bias else
@@ -128,6 +161,7 @@ class ApproxKernelSVC(ApproxKernelMixin, ClassifierShell, ClassifierMixin, BaseE
         self._rng = np.random.default_rng(random_seed(self.random_state))
         return self
 
+    @available_if(_without_probability)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass of averaged SGD over a chunk of rows (online training).
 
