@@ -104,3 +104,19 @@ def test_approx_svc_probability_refuses_a_stream():
     X, y = make_classification(100, n_features=4, random_state=0)
     with pytest.raises(ValueError, match="not a stream"):
         ApproxKernelSVC(probability=True).fit(ArrayChunks(X, y, chunk_rows=20))
+
+
+@pytest.mark.parametrize("n_class", [2, 4])
+def test_doubly_sgd_log_loss_probabilities_are_its_log_odds(n_class):
+    from kernelscale import DoublySGDSVC
+
+    X, y = load_digits(n_class=n_class, return_X_y=True)
+    X = X / 16.0
+    model = DoublySGDSVC(loss="log_loss", max_iter=200, random_state=0).fit(X, y)
+    P = model.predict_proba(X)
+    assert np.allclose(P.sum(axis=1), 1) and np.array_equal(model.classes_[P.argmax(1)],
+                                                            model.predict(X))
+    if n_class == 2:  # the logistic model's own probability, no calibration
+        assert np.allclose(P[:, 1], 1 / (1 + np.exp(-model.decision_function(X))))
+    assert log_loss(y, P) < 0.3
+    assert not hasattr(DoublySGDSVC(max_iter=5).fit(X, y), "predict_proba")

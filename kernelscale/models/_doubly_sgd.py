@@ -29,12 +29,13 @@ from ._multiclass import (
     encode_labels,
     plus_minus_targets,
 )
+from ._probability import LogisticProbabilityMixin
 from ._shells import ClassifierShell
 
 __all__ = ["DoublySGDSVC"]
 
 
-class DoublySGDSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
+class DoublySGDSVC(LogisticProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimator):
     __doc__ = """Kernel SVM by doubly stochastic functional gradients (Dai et al. 2014).
 
     The decision function is ``f(x) = sum_t sum_j a_tj phi_tj(x) + b``, one

@@ -20,7 +20,8 @@ from sklearn.utils.metaestimators import available_if
 from ._binary_problems import pairs
 from ._shells import fitted_scores
 
-__all__ = ["fit_sigmoid", "sigmoid", "couple_pairs", "ProbabilityMixin", "PROBABILITY_FOLDS"]
+__all__ = ["fit_sigmoid", "sigmoid", "couple_pairs", "ProbabilityMixin", "PROBABILITY_FOLDS",
+           "LogisticProbabilityMixin"]
 
 #: internal cross-validation folds of ``probability=True`` (LIBSVM's 5)
 PROBABILITY_FOLDS = 5
@@ -212,5 +213,45 @@ class ProbabilityMixin:
     @available_if(_has_probability)
     def predict_log_proba(self, X):
         """``log(predict_proba(X))`` (``probability=True`` only)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+def _has_log_loss(estimator):
+    if estimator.loss != "log_loss":
+        raise AttributeError("predict_proba is available with loss='log_loss' (a logistic "
+                             f"model); loss={estimator.loss!r} gives only decision values.")
+    return True
+
+
+class LogisticProbabilityMixin:
+    """``predict_proba`` of a one-vs-rest logistic model (``loss="log_loss"``): each
+    class's ``1 / (1 + exp(-f))``, normalised over the classes for more than two, as
+    scikit-learn's one-vs-rest ``LogisticRegression`` does. No calibration is fitted:
+    the model's loss is the log-likelihood, so its scores are log-odds already."""
+
+    @available_if(_has_log_loss)
+    def predict_proba(self, X):
+        """Class probabilities (``loss="log_loss"`` only).
+
+        ``argmax(predict_proba)`` equals ``predict`` (both take the largest score).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in ``classes_`` order.
+        """
+        p = sigmoid(fitted_scores(self, X), -1.0, 0.0)
+        if len(self.classes_) == 2:
+            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
+        return p / np.maximum(p.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+
+    @available_if(_has_log_loss)
+    def predict_log_proba(self, X):
+        """``log(predict_proba(X))`` (``loss="log_loss"`` only)."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
