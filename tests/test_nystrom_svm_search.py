@@ -77,3 +77,11 @@ def test_family_is_listed_and_checked_by_name():
     X, y = make_blobs(60, centers=2, random_state=0)
     with pytest.raises(ValueError, match="nystrom-svn"):
         KernelClassifierCV(families=["nystrom-svn"]).fit(X, y)
+
+
+def test_memory_budget_too_small_says_what_would_fit():
+    X, y = make_blobs(400, centers=2, random_state=0)
+    search = KernelClassifierCV(families="nystrom-svm", n_components=100,
+                                memory_budget=400 * 50 * 20)
+    with pytest.raises(ValueError, match="n_components <= 50"):
+        search.fit(X, y)

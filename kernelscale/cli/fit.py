@@ -131,7 +131,9 @@ def auto_estimator(args, X, y):
 
     families, why = choose_families("classifier", X.shape[0], X.shape[1],
                                     int(np.unique(y).size), resolve_memory_budget(None))
-    args.model = {"exact-svm": "kernel-svc", "falkon": "falkon"}[families[0]]
+    from .tune import FAMILY_MODELS
+
+    args.model = FAMILY_MODELS[families[0]]
     return make_estimator(args), why
 
 

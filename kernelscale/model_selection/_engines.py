@@ -24,7 +24,7 @@ from ..models import (
     plus_minus_targets,
 )
 from ._exact import exact_svm_bytes, exact_svm_grid
-from ._features import NYSTROM_RCOND, nystrom_svm_grid, nystrom_svm_solver
+from ._features import NYSTROM_RCOND, nystrom_svm_bytes, nystrom_svm_grid, nystrom_svm_solver
 from ._least_squares import falkon_grid
 from ._space import SCORERS
 
@@ -131,6 +131,14 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
 
 def _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit):
     s, classes = settings, data["classes"]
+    n, m = data["X"].shape[0], min(space["n_components"], data["X"].shape[0])
+    need = nystrom_svm_bytes(n, m)
+    if need > s["memory_budget"]:
+        fits = max(1, s["memory_budget"] // nystrom_svm_bytes(n, 1))
+        raise ValueError(f"The Nystrom SVM family's shared arrays for {n} rows x {m} landmarks "
+                         f"need {format_bytes(need)}, over memory_budget "
+                         f"({format_bytes(s['memory_budget'])}): give memory_budget >= "
+                         f"{format_bytes(need)} or n_components <= {fits}.")
 
     def argmax(values):  # one-vs-rest scores, the rule of ApproxKernelSVC's predict
         return combine_scores(values, len(classes), "ovr")
@@ -141,8 +149,7 @@ def _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit):
     records, complete = nystrom_svm_grid(
         data["X"], data["y_index"], classes, data["sample_weight"], folds,
         gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
-        n_components=min(space["n_components"], data["X"].shape[0]),
-        class_weight=s["class_weight"], random_state=s["random_state"],
+        n_components=m, class_weight=s["class_weight"], random_state=s["random_state"],
         score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
         n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
     return [_nystrom_record(r) for r in records], complete

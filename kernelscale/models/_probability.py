@@ -130,7 +130,24 @@ def _has_probability(estimator):
     return True
 
 
-class ProbabilityMixin:
+def _per_class(r):
+    """Probabilities from one sigmoid per class (one column for two classes), normalised."""
+    if r.shape[1] == 1:
+        return np.column_stack([1.0 - r[:, 0], r[:, 0]])
+    return r / np.maximum(r.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+
+
+class _LogProbability:
+    """``predict_log_proba`` wherever the class's ``predict_proba`` is available."""
+
+    @available_if(lambda estimator: hasattr(estimator, "predict_proba"))
+    def predict_log_proba(self, X):
+        """``log(predict_proba(X))``, where ``predict_proba`` is available."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+class ProbabilityMixin(_LogProbability):
     """``probability=True`` for an SVM whose ``_problem_scores(X)`` gives one column per
     binary problem (pairs in :func:`pairs` order, or one per class, or one for two
     classes with positive scores favouring ``classes_[1]``)."""
@@ -201,20 +218,10 @@ class ProbabilityMixin:
         proba : ndarray of shape (n_samples, n_classes)
             Columns in ``classes_`` order.
         """
-        scores = self._problem_scores(X)
-        r = sigmoid(scores, self.probA_, self.probB_)
-        k = len(self.classes_)
-        if k == 2:
-            return np.column_stack([1.0 - r[:, 0], r[:, 0]])
+        r = sigmoid(self._problem_scores(X), self.probA_, self.probB_)
         if self._votes:
-            return couple_pairs(r, k)
-        return r / np.maximum(r.sum(axis=1, keepdims=True), np.finfo(float).tiny)
-
-    @available_if(_has_probability)
-    def predict_log_proba(self, X):
-        """``log(predict_proba(X))`` (``probability=True`` only)."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return couple_pairs(r, len(self.classes_))
+        return _per_class(r)
 
 
 def _has_log_loss(estimator):
@@ -224,7 +231,7 @@ def _has_log_loss(estimator):
     return True
 
 
-class LogisticProbabilityMixin:
+class LogisticProbabilityMixin(_LogProbability):
     """``predict_proba`` of a one-vs-rest logistic model (``loss="log_loss"``): each
     class's ``1 / (1 + exp(-f))``, normalised over the classes for more than two, as
     scikit-learn's one-vs-rest ``LogisticRegression`` does. No calibration is fitted:
@@ -245,13 +252,4 @@ class LogisticProbabilityMixin:
         proba : ndarray of shape (n_samples, n_classes)
             Columns in ``classes_`` order.
         """
-        p = sigmoid(fitted_scores(self, X), -1.0, 0.0)
-        if len(self.classes_) == 2:
-            return np.column_stack([1.0 - p[:, 0], p[:, 0]])
-        return p / np.maximum(p.sum(axis=1, keepdims=True), np.finfo(float).tiny)
-
-    @available_if(_has_log_loss)
-    def predict_log_proba(self, X):
-        """``log(predict_proba(X))`` (``loss="log_loss"`` only)."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+        return _per_class(sigmoid(fitted_scores(self, X), -1.0, 0.0))
