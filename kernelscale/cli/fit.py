@@ -8,6 +8,7 @@ import warnings
 
 from ._options import (
     DATASET_NAMES,
+    FAMILY_MODELS,
     KERNEL_NAMES,
     MAP_NAMES,
     MODELS,
@@ -131,8 +132,6 @@ def auto_estimator(args, X, y):
 
     families, why = choose_families("classifier", X.shape[0], X.shape[1],
                                     int(np.unique(y).size), resolve_memory_budget(None))
-    from .tune import FAMILY_MODELS
-
     args.model = FAMILY_MODELS[families[0]]
     return make_estimator(args), why
 

@@ -6,12 +6,10 @@ import time
 import warnings
 from pathlib import Path
 
-from ._options import DATASET_NAMES, add_data_options, positive_int
+from ._options import DATASET_NAMES, FAMILY_MODELS, add_data_options, positive_int
 
 __all__ = ["add_parser", "run"]
 
-#: search family -> the ``fit --model`` name of the model it refits
-FAMILY_MODELS = {"exact-svm": "kernel-svc", "falkon": "falkon", "nystrom-svm": "approx-svc"}
 
 
 def _families(text):
