@@ -27,6 +27,8 @@ _NAMES = {
     "ApproxKernelRidge": ".models", "ApproxKernelRidgeClassifier": ".models",
     "ApproxKernelSVC": ".models", "DoublySGDSVC": ".models",
     "KernelLogisticRegression": ".models", "KernelSVC": ".models", "LinearSVC": ".models",
+    "KernelSVR": ".models", "KernelOneClassSVM": ".models", "ApproxKernelSVR": ".models",
+    "ApproxKernelOneClassSVM": ".models",
     "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
     "KernelClassifierCV": ".model_selection", "KernelRegressorCV": ".model_selection",
     "ModelFileError": ".persistence", "load_model": ".persistence",

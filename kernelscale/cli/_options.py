@@ -15,7 +15,8 @@ import sys
 
 __all__ = [
     "ParserError", "Parser", "MODELS", "MAP_NAMES", "KERNEL_NAMES", "EXPERIMENT_NAMES",
-    "DATASET_NAMES", "STREAM_MODELS", "gamma", "positive_float", "positive_int", "int_list",
+    "DATASET_NAMES", "STREAM_MODELS", "gamma", "positive_float", "nonnegative_float",
+    "positive_int", "int_list",
     "map_list", "memory", "label_column", "key_value", "add_data_options",
 ]
 
@@ -30,6 +31,11 @@ MODELS = {
     "falkon": ("NystromKernelRidgeClassifier", "Nystrom kernel ridge by preconditioned CG"),
     "logistic": ("KernelLogisticRegression", "kernel logistic regression on a feature map"),
     "dsgd": ("DoublySGDSVC", "kernel SVM by doubly stochastic gradients"),
+    "svr": ("KernelSVR", "exact epsilon-SVR regression (SMO; numeric targets)"),
+    "one-class": ("KernelOneClassSVM", "exact one-class SVM for novelty detection (labels "
+                                       "ignored; predicts +1 inside, -1 outside)"),
+    "approx-svr": ("ApproxKernelSVR", "epsilon-SVR on a feature map (linear in n)"),
+    "approx-one-class": ("ApproxKernelOneClassSVM", "one-class SVM on a feature map"),
 }
 MAP_NAMES = ("rff", "rff-sincos", "orf", "sorf", "nystroem", "nystroem-kmeans",
              "nystroem-leverage", "maclaurin", "tensorsketch")
@@ -85,6 +91,15 @@ def positive_float(name):
         value = _number(text, name)
         if not value > 0 or value != value:
             raise argparse.ArgumentTypeError(f"{name} must be > 0, got {text!r}")
+        return value
+    return parse
+
+
+def nonnegative_float(name):
+    def parse(text):
+        value = _number(text, name)
+        if not value >= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {text!r}")
         return value
     return parse
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["budget", "stages", "json_safe", "format_label", "describe", "print_warnings",
-           "command_line", "check_output_path", "data_spec", "save_fit", "print_fit"]
+           "command_line", "check_output_path", "data_spec", "save_fit", "print_fit",
+           "task_of", "quality", "format_quality"]
 
 
 @contextmanager
@@ -66,8 +67,46 @@ def format_label(value):
     return str(value)
 
 
+def task_of(estimator):
+    """"classifier", "regressor" or "outlier" (what a fitted model's scores mean)."""
+    from sklearn.base import is_outlier_detector, is_regressor
+
+    if is_regressor(estimator):
+        return "regressor"
+    return "outlier" if is_outlier_detector(estimator) else "classifier"
+
+
+def quality(estimator, y, pred):
+    """Named scores of predictions: accuracy; R^2, RMSE and MAE; or the inlier share.
+
+    A one-class model's labels are compared with the data's when those are -1 / +1.
+    """
+    task = task_of(estimator)
+    if task == "regressor":
+        y = np.asarray(y, dtype=np.float64)
+        resid = y - pred
+        total = float(np.sum((y - y.mean()) ** 2))
+        r2 = 1.0 - float(resid @ resid) / total if total > 0 else float("nan")
+        return {"r2": r2, "rmse": float(np.sqrt(np.mean(resid ** 2))),
+                "mae": float(np.mean(np.abs(resid)))}
+    if task == "outlier":
+        scores = {"inlier_fraction": float(np.mean(pred == 1))}
+        if y is not None and set(np.unique(y).tolist()) <= {-1, 1}:
+            scores["accuracy"] = float(np.mean(pred == y))
+        return scores
+    return {"accuracy": float(np.mean(pred == y))}
+
+
+def format_quality(scores):
+    names = {"r2": "R^2", "rmse": "RMSE", "mae": "MAE", "inlier_fraction": "inlier fraction"}
+    return ", ".join(f"{names.get(k, k)}: {v:.4f}" for k, v in scores.items())
+
+
 def describe(X, y):
     kind = "sparse" if hasattr(X, "tocsr") else "dense"
+    if np.asarray(y).dtype.kind == "f" and np.unique(y).size > 20:
+        return (f"{X.shape[0]} rows x {X.shape[1]} features ({kind}), numeric targets in "
+                f"[{np.min(y):.4g}, {np.max(y):.4g}]")
     classes = np.unique(y)
     return (f"{X.shape[0]} rows x {X.shape[1]} features ({kind}), {len(classes)} classes "
             f"({', '.join(format_label(c) for c in classes[:6])}"
@@ -108,26 +147,31 @@ def data_spec(args):
             "delimiter": getattr(args, "delimiter", None)}
 
 
-def save_fit(args, estimator, output, accuracy, timings, data):
-    """Write the model file with the fit's metadata (predict / evaluate read it back)."""
+def save_fit(args, estimator, output, scores, timings, data):
+    """Write the model file with the fit's metadata (predict / evaluate read it back).
+
+    ``scores``: the accuracy (a float), or the named scores of :func:`quality`.
+    """
     from ..persistence import save_model
 
+    scores = scores if isinstance(scores, dict) else {"accuracy": scores}
     metadata = {
         "model": args.model, "params": json_safe(estimator.get_params()),
         "data": {**data_spec(args), "source": str(args.train), **data},
-        "accuracy": accuracy, "accuracy_on": "test" if args.test else "train",
+        **json_safe(scores), "accuracy_on": "test" if args.test else "train",
         **{k: float(v) for k, v in timings.items()},
         "command": command_line(args),
     }
     save_model(estimator, output, metadata=metadata)
 
 
-def print_fit(caught, data_lines, estimator, timing_line, args, accuracy, output):
-    """The fit's summary: warnings once each, the data, the model, times, accuracy."""
+def print_fit(caught, data_lines, estimator, timing_line, args, scores, output):
+    """The fit's summary: warnings once each, the data, the model, times, scores."""
     print_warnings(caught)
     for line in data_lines:
         print(line)
     print(f"model: {estimator!r}")
     print(timing_line)
-    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
+    scores = scores if isinstance(scores, dict) else {"accuracy": scores}
+    print(f"{'test' if args.test else 'training'} {format_quality(scores)}")
     print(f"model written to {Path(output)}")

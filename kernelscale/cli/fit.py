@@ -15,6 +15,7 @@ from ._options import (
     STREAM_MODELS,
     add_data_options,
     key_value,
+    nonnegative_float,
     positive_float,
     positive_int,
 )
@@ -25,7 +26,8 @@ __all__ = ["add_parser", "run", "make_estimator", "load_labelled"]
 # command-line option -> the estimator parameter of the same meaning (one name per concept)
 OPTION_PARAMS = {"map": "feature_map", "n_components": "n_components", "kernel": "kernel",
                  "gamma": "gamma", "C": "C", "alpha": "alpha", "loss": "loss",
-                 "max_iter": "max_iter", "seed": "random_state"}
+                 "epsilon": "epsilon", "nu": "nu", "max_iter": "max_iter",
+                 "seed": "random_state"}
 
 
 def add_parser(subparsers):
@@ -33,9 +35,10 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "fit", help="train a model on a data file and write a model file",
         description=(
-            "Train a classifier on TRAIN (svmlight, CSV, .npz or .npy file, or a named data "
+            "Train a model on TRAIN (svmlight, CSV, .npz or .npy file, or a named data "
             f"set: {', '.join(DATASET_NAMES)}, with :test for the test split), print its "
-            "accuracy (on --test when given, else on the training data) and the timings, and "
+            "accuracy (R^2 for svr; on --test when given, else on the training data) and the "
+            "timings, and "
             f"write the model file. Models: {models}. Options a model does not have are an "
             "error; options left out take the model's own defaults."
         ),
@@ -58,6 +61,11 @@ def add_parser(subparsers):
     p.add_argument("--alpha", type=positive_float("alpha"), default=None,
                    help="ridge / falkon penalty (default: 1 for ridge, auto = 1e-6 n for "
                         "falkon)")
+    p.add_argument("--epsilon", type=nonnegative_float("epsilon"), default=None,
+                   help="svr: half-width of the insensitive tube (LIBSVM's -p; default: 0.1)")
+    p.add_argument("--nu", type=positive_float("nu"), default=None,
+                   help="one-class: the share of training rows allowed outside, in (0, 1] "
+                        "(LIBSVM's -n; default: 0.5)")
     p.add_argument("--loss", default=None,
                    help="SVM loss: hinge or squared_hinge (default: squared_hinge); dsgd: "
                         "hinge or log_loss (default: hinge)")
@@ -83,6 +91,12 @@ def add_parser(subparsers):
     p.add_argument("--cv", type=positive_int, default=None, metavar="K",
                    help="also print the K-fold cross-validation accuracy of these settings "
                         "on TRAIN (LIBSVM's svm-train -v; stratified folds, --seed)")
+    p.add_argument("--scale", choices=("minmax", "standard"), default=None,
+                   help="scale every feature on TRAIN and store the scaling in the model file, "
+                        "so predict / evaluate scale their data the same way (the job of "
+                        "LIBSVM's svm-scale): minmax to [-1, 1] (svm-scale's default; sparse "
+                        "data: divided by the largest absolute value, keeping zeros), standard "
+                        "to zero mean and unit variance (sparse: unit variance only)")
     add_data_options(p)
     p.set_defaults(func=run)
 
@@ -123,6 +137,21 @@ def make_estimator(args):
     return estimator
 
 
+def with_scaling(args, estimator, X):
+    """``estimator`` behind the scaler ``--scale`` names (fitted on the training rows)."""
+    if args.scale is None:
+        return estimator
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, StandardScaler
+
+    sparse = hasattr(X, "tocsr")
+    if args.scale == "minmax":
+        scaler = MaxAbsScaler() if sparse else MinMaxScaler(feature_range=(-1, 1))
+    else:
+        scaler = StandardScaler(with_mean=not sparse)
+    return make_pipeline(scaler, estimator)
+
+
 def auto_estimator(args, X, y):
     """The estimator ``--model auto`` picks for these data, and why (one line)."""
     import numpy as np
@@ -158,9 +187,18 @@ def run(args):
     if args.model == "auto" and (args.stream or args.chunk_rows is not None):
         raise ValueError("--model auto needs the data in memory; name a model with --stream "
                          f"({', '.join(STREAM_MODELS)}).")
+    if args.cv is not None and estimator is not None:
+        from ._output import task_of
+
+        if task_of(estimator) == "outlier":
+            raise ValueError("--cv scores a classifier or a regressor; a one-class model has "
+                             "no labels to cross-validate against (drop --cv).")
     if args.cv is not None and (args.cv < 2 or args.stream):
         raise ValueError("--cv K needs K >= 2 folds" if args.cv < 2 else
                          "--cv needs the data in memory; drop --stream.")
+    if args.stream and args.scale:
+        raise ValueError("--scale needs the data in memory (the scaling is fitted on all of "
+                         "TRAIN first); scale the file beforehand or drop --stream.")
     if args.stream:
         from .fit_stream import run_stream
 
@@ -171,9 +209,8 @@ def run(args):
 
 
 def _run_in_memory(args, estimator, output):
-    import numpy as np
 
-    from ._output import budget, data_spec, describe, print_fit, save_fit, stages
+    from ._output import budget, data_spec, describe, print_fit, quality, save_fit, stages
 
     spec = data_spec(args)
     timings = {}
@@ -191,6 +228,7 @@ def _run_in_memory(args, estimator, output):
         if estimator is None:
             estimator, choice = auto_estimator(args, X, y)
             print(f"model auto: {choice}", file=sys.stderr, flush=True)
+        estimator = with_scaling(args, estimator, X)
         cv_line = _cross_validate(args, estimator, X, y, advance) if args.cv else None
         advance(f"fitting {type(estimator).__name__}")
         start = time.perf_counter()
@@ -201,10 +239,11 @@ def _run_in_memory(args, estimator, output):
         advance("scoring")
         X_eval, y_eval = (X_test, y_test) if args.test else (X, y)
         start = time.perf_counter()
-        accuracy = float(np.mean(estimator.predict(X_eval) == y_eval))
+        pred = estimator.predict(X_eval)
         timings["predict_s"] = time.perf_counter() - start
+        scores = quality(estimator, y_eval, pred)
         advance("writing model file")
-        save_fit(args, estimator, output, accuracy, timings,
+        save_fit(args, estimator, output, scores, timings,
                  {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
     lines = [f"train: {args.train}: {describe(X, y)}"]
     if args.test:
@@ -213,16 +252,24 @@ def _run_in_memory(args, estimator, output):
         lines.append(cv_line)
     print_fit(caught, lines, estimator, f"fit {timings['fit_s']:.2f} s, predict "
               f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
-              f"{timings['load_s']:.2f} s", args, accuracy, output)
+              f"{timings['load_s']:.2f} s", args, scores, output)
     return 0
 
 
 def _cross_validate(args, estimator, X, y, advance):
-    """LIBSVM's ``svm-train -v K``: the accuracy of K stratified folds, as one line."""
+    """LIBSVM's ``svm-train -v K``: the accuracy (R^2 for SVR) of K folds, as one line."""
     import numpy as np
     from sklearn.base import clone
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
+    from ._output import task_of
+
+    if task_of(estimator) == "regressor":
+        advance(f"{args.cv}-fold cross-validation")
+        folds = KFold(args.cv, shuffle=True, random_state=args.seed or 0)
+        scores = cross_val_score(clone(estimator), X, y, cv=folds, scoring="r2")
+        return (f"cross-validation R^2 ({args.cv} folds): {scores.mean():.4f} "
+                f"+- {scores.std():.4f}")
     labels, counts = np.unique(y, return_counts=True)
     if counts.min() < args.cv:
         raise ValueError(f"--cv {args.cv}: class {labels[np.argmin(counts)].tolist()!r} has "

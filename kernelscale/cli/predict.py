@@ -34,7 +34,9 @@ def add_parsers(subparsers):
     p = subparsers.add_parser(
         "evaluate", help="accuracy and confusion matrix of a model file on labelled data",
         description="Predict DATA with MODEL and print the accuracy, the prediction time and "
-                    "the confusion matrix (rows: true label, columns: predicted).",
+                    "the confusion matrix (rows: true label, columns: predicted); for an SVR "
+                    "model R^2, RMSE and MAE; for a one-class model the share of rows "
+                    "predicted inside (and the accuracy when the labels are -1 / +1).",
     )
     p.add_argument("model", metavar="MODEL", help="model file written by kernelscale fit")
     p.add_argument("data", metavar="DATA", help="labelled data file or named split")
@@ -139,19 +141,34 @@ def run_evaluate(args):
     import numpy as np
     from sklearn.metrics import confusion_matrix
 
-    from ._output import check_output_path, format_label
+    from ._output import (
+        check_output_path,
+        format_label,
+        format_quality,
+        json_safe,
+        quality,
+        task_of,
+    )
 
     if args.json:
         check_output_path(args.json, "--json")
     model, header, X, y, pred, seconds = _predict_file(args, need_labels=True)
+    print(f"model: {header['estimator']} (kernelscale {header['kernelscale_version']}, "
+          f"written {header['created']})")
+    print(f"data: {args.data}: {X.shape[0]} rows")
+    if task_of(model) != "classifier":
+        scores = quality(model, y, pred)
+        print(f"{format_quality(scores)}   predict: {seconds:.2f} s")
+        if args.json:
+            Path(args.json).write_text(json.dumps({
+                **json_safe(scores), "n_samples": int(X.shape[0]), "predict_s": seconds},
+                indent=1))
+        return 0
     classes = np.asarray(model.classes_)
     labels = np.unique(np.concatenate([classes, np.unique(y)])) \
         if np.asarray(y).dtype.kind == classes.dtype.kind else classes
     matrix = confusion_matrix(y, pred, labels=labels)
     accuracy = float(np.mean(pred == y))
-    print(f"model: {header['estimator']} (kernelscale {header['kernelscale_version']}, "
-          f"written {header['created']})")
-    print(f"data: {args.data}: {X.shape[0]} rows")
     print(f"accuracy: {accuracy:.4f}   predict: {seconds:.2f} s")
     names = [format_label(v) for v in labels]
     width = max(8, *(len(n) + 1 for n in names), len(str(matrix.max())) + 1)

@@ -1,8 +1,10 @@
 """Estimators: linear and approximate-kernel classifiers and regressors."""
 
+from ._approx_svr import ApproxKernelOneClassSVM, ApproxKernelSVR
 from ._doubly_sgd import DoublySGDSVC
 from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_components
 from ._kernel_svm import KernelSVC
+from ._kernel_svr import KernelOneClassSVM, KernelSVR
 from ._linear_svm import LinearSVC, fit_linear_svm
 from ._logistic import KernelLogisticRegression
 from ._matrix_svm import (
@@ -18,13 +20,17 @@ from ._unsupervised import ApproxKernelKMeans, ApproxKernelPCA
 
 __all__ = [
     "ApproxKernelKMeans",
+    "ApproxKernelOneClassSVM",
     "ApproxKernelPCA",
     "ApproxKernelRidge",
     "ApproxKernelRidgeClassifier",
     "ApproxKernelSVC",
+    "ApproxKernelSVR",
     "DoublySGDSVC",
     "KernelLogisticRegression",
+    "KernelOneClassSVM",
     "KernelSVC",
+    "KernelSVR",
     "LinearSVC",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",

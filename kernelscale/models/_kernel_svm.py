@@ -5,20 +5,17 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
-from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._constraints import Interval, Options, validate_params
 from .._progress import progress
 from .._validation import (
     check_finite_fit,
     check_sample_weight,
-    iter_row_blocks,
     refuse_chunked,
     resolve_memory_budget,
 )
-from ..kernels import KERNEL_CONSTRAINTS, make_kernel
 from ..solvers import KernelRows, RowCache, kernel_subgradient_svm, smo
 from ..sources import is_dask_array
 from ._binary_problems import (
@@ -29,6 +26,7 @@ from ._binary_problems import (
     ovr_problems,
     take_rows,
 )
+from ._exact_base import EXACT_CONSTRAINTS, ExactKernelMixin
 from ._kernel_svm_doc import KERNEL_SVC_DOC
 from ._matrix_svm import solve_svm_path, training_kernel_matrix
 from ._multiclass import CLASS_WEIGHTS, encode_labels
@@ -38,26 +36,19 @@ from ._shells import ClassifierShell, fitted_scores
 __all__ = ["KernelSVC"]
 
 
-class KernelSVC(ProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimator):
+class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierMixin,
+                BaseEstimator):
     __doc__ = KERNEL_SVC_DOC
 
     _parameter_constraints = {
-        **KERNEL_CONSTRAINTS,
-        "kernel": [*KERNEL_CONSTRAINTS["kernel"], Options("precomputed")],
+        **EXACT_CONSTRAINTS,
         "C": [Interval("real", 0, None, closed="neither", inf=True)],
-        "tol": [Interval("real", 0, None, closed="neither")],
-        "cache_size": [Interval("real", 0, None, closed="neither")],
         "class_weight": [None, "dict", Options(*CLASS_WEIGHTS)],
-        "max_iter": [Interval("int", -1, -1), Interval("int", 1)],
         "multiclass": [Options("ovo", "ovr")],
         "decision_function_shape": [Options("ovr", "ovo")],
         "break_ties": ["boolean"],
         "probability": ["boolean"],
-        "shrinking": ["boolean"],
-        "working_set_size": [Interval("int", 2)],
         "solver": [Options("smo", "subgradient")],
-        "memory_budget": ["memory"],
-        "verbose": VERBOSE,
         "random_state": ["random_state"],
     }
 
@@ -90,10 +81,6 @@ class KernelSVC(ProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimato
 
     # ------------------------------------------------------------------ fit
 
-    @property
-    def _precomputed(self):
-        return isinstance(self.kernel, str) and self.kernel == "precomputed"
-
     def _validate_params(self):
         validate_params(self)
         if self.C == np.inf and self.solver != "smo":
@@ -102,12 +89,6 @@ class KernelSVC(ProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimato
             raise ValueError("decision_function_shape='ovo' needs one-vs-one training "
                              "(multiclass='ovo'); one-vs-rest gives one score per class.")
         return float(self.C), float(self.tol), int(self.max_iter)
-
-    def _make_kernel(self, X):
-        if self._precomputed:
-            return "precomputed"
-        return make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
-                           coef0=self.coef0, kernel_params=self.kernel_params)
 
     def fit(self, X, y, sample_weight=None, *, kernel_matrix=None):
         """Fit the SVM.
@@ -143,11 +124,7 @@ class KernelSVC(ProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimato
             self, X, y, accept_sparse=False if self._precomputed else "csr",
             dtype=(np.float64, np.float32),
         )
-        if self._precomputed and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                f"kernel='precomputed' needs the square training Gram matrix; got X of "
-                f"shape {X.shape}."
-            )
+        self._check_training_matrix(X)
         self.classes_, y_index = encode_labels(y)
         n_classes = len(self.classes_)
         if self.probability:
@@ -226,48 +203,13 @@ class KernelSVC(ProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimato
                    verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor)
 
     def _store(self, X, problems, results, y_index):
-        coef_full = dual_coefficients(problems, results, X.shape[0])
-        self.support_ = np.flatnonzero(np.any(coef_full != 0, axis=0))
-        self.dual_coef_ = coef_full[:, self.support_]
+        self._keep_support(X, dual_coefficients(problems, results, X.shape[0]))
         self.intercept_ = np.array([r["intercept"] for r in results])
         self.n_iter_ = np.array([r["n_iter"] for r in results])
         self.objective_ = np.array([r["objective"] for r in results])
         self.n_support_ = np.bincount(y_index[self.support_], minlength=len(self.classes_))
-        if self._precomputed:
-            self.support_vectors_ = np.empty((0, X.shape[1]))
-        else:
-            self.support_vectors_ = X[self.support_]
-
-    @property
-    def coef_(self):
-        """Weights in input space, ``dual_coef_ @ support_vectors_`` (linear kernel only).
-
-        ndarray of shape (n_problems, n_features), as :class:`sklearn.svm.SVC`'s.
-        """
-        if not (isinstance(self.kernel, str) and self.kernel == "linear"):
-            raise AttributeError("coef_ is only available when using a linear kernel")
-        sv = self.support_vectors_
-        return np.asarray(self.dual_coef_ @ (sv.toarray() if sp.issparse(sv) else sv))
 
     # -------------------------------------------------------------- predict
-
-    def _raw_scores(self, X, budget):
-        if self._precomputed and sp.issparse(X):
-            X = X.toarray()
-        coef = self.dual_coef_.T
-        if self._precomputed:
-            out = np.empty((X.shape[0], coef.shape[1]))
-            for start, stop in iter_row_blocks(X.shape[0], 8 * self.support_.size + 1, budget,
-                                               what="a block of K(X, support vectors)"):
-                out[start:stop] = X[start:stop][:, self.support_] @ coef
-        elif self.support_.size == 0:
-            out = np.zeros((X.shape[0], coef.shape[1]))
-        else:
-            sv = self.support_vectors_
-            if sp.issparse(sv):
-                sv = sv.toarray()
-            out = self.kernel_.expand(X, sv, coef, dtype=np.float32, memory_budget=budget)
-        return out + self.intercept_
 
     @property
     def _votes(self):
@@ -313,9 +255,3 @@ class KernelSVC(ProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimato
             return super().predict(X)
         return self.classes_[ovo_classes(fitted_scores(self, X), len(self.classes_),
                                          self.break_ties)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = not self._precomputed
-        tags.input_tags.pairwise = self._precomputed
-        return tags

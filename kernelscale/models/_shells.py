@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_sample_weight, check_X, check_X_y, resolve_memory_budget
 from ..sources import dask_method, is_dask_array
 
-__all__ = ["ClassifierShell", "RegressorShell", "fitted_scores"]
+__all__ = ["ClassifierShell", "RegressorShell", "OneClassShell", "fitted_scores"]
 
 
 def fitted_scores(estimator, X):
@@ -87,3 +87,55 @@ class RegressorShell:
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
+
+
+class OneClassShell:
+    """``decision_function``, ``score_samples`` and ``predict`` of a one-class model.
+
+    The model's ``_raw_scores(X)`` is its decision function (one column) and
+    ``offset_`` the threshold subtracted from ``score_samples`` (scikit-learn's
+    ``OneClassSVM`` convention).
+    """
+
+    def decision_function(self, X):
+        """Signed distance to the region's boundary: positive inside, negative outside.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        if is_dask_array(X):
+            return dask_method(self, "decision_function", X)
+        return fitted_scores(self, X).ravel()
+
+    def score_samples(self, X):
+        """The decision function before the offset: ``decision_function + offset_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        return self.decision_function(X) + self.offset_[0]
+
+    def predict(self, X):
+        """+1 inside the region (inliers), -1 outside (outliers).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        if is_dask_array(X):
+            return dask_method(self, "predict", X)
+        return np.where(self.decision_function(X) > 0, 1, -1)

@@ -12,6 +12,7 @@ from ._chunked_solvers import (
     label_weights,
 )
 from ._dual_cd import dual_cd
+from ._dual_cd_svr import dual_cd_svr, svr_primal_objective
 from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_objective
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
@@ -26,7 +27,19 @@ from .falkon import (
     normal_product,
     solve_triangular,
 )
-from .smo import KernelRows, RowCache, dual_objective, smo, smo_dense, submatrix
+from .smo import (
+    KernelRows,
+    PairedRows,
+    RowCache,
+    dual_objective,
+    linear_one_class,
+    one_class_start,
+    smo,
+    smo_dense,
+    smo_one_class,
+    smo_regression,
+    submatrix,
+)
 
 __all__ = [
     "ChunkedKernelOperator",
@@ -48,6 +61,9 @@ __all__ = [
     "label_weights",
     "conjugate_gradient",
     "dual_cd",
+    "dual_cd_svr",
+    "svr_primal_objective",
+    "linear_one_class",
     "falkon",
     "falkon_solve",
     "fit_logistic",
@@ -61,7 +77,11 @@ __all__ = [
     "kernel_subgradient_descent",
     "kernel_subgradient_svm",
     "KernelRows",
+    "PairedRows",
     "RowCache",
+    "one_class_start",
+    "smo_one_class",
+    "smo_regression",
     "dual_objective",
     "smo",
     "smo_dense",

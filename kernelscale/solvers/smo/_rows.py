@@ -182,6 +182,10 @@ class RowCache:
         self.rows.compute(indices, buf)
         self.data[slots, :width] = buf
 
+    def columns_of(self, variables):
+        """Columns of the stored rows that hold the variables (their own indices)."""
+        return variables
+
     def clear(self):
         """Forget every row."""
         self.slot_of[:] = -1

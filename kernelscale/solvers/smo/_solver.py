@@ -37,9 +37,14 @@ from ._compiled import gather_block, solve_block, update_gradient
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
 
-def dual_objective(alpha, G):
-    """``1/2 a^T Q a - e^T a`` from the dual variables and the gradient ``Q a - e``."""
-    return 0.5 * float(alpha @ (G - 1.0))
+def dual_objective(alpha, G, linear_term=None):
+    """``1/2 a^T Q a + p^T a`` from the dual variables and the gradient ``Q a + p``.
+
+    ``p`` is ``linear_term`` (``-e``, the classifier's, when None).
+    """
+    if linear_term is None:
+        return 0.5 * float(alpha @ (G - 1.0))
+    return 0.5 * float(alpha @ (G + linear_term))
 
 
 def _violation(y, G, alpha, C, n):
@@ -91,10 +96,11 @@ def _shrinkable(y, G, alpha, C, n, m, M):
 class _State:
     """The dual variables in *position* order: positions ``< n_active`` are active."""
 
-    def __init__(self, y, C, alpha, G):
+    def __init__(self, y, C, alpha, G, p):
         n = y.size
         self.order = np.arange(n)
         self.y, self.C, self.alpha, self.G = y.copy(), C.copy(), alpha.copy(), G.copy()
+        self.p = p.copy()
         self.n_active = n
         # (original indices, alphas in original order) of each shrink, for _unshrink
         self.shrunk = []
@@ -102,7 +108,7 @@ class _State:
     def permute(self, perm):
         self.order = self.order[perm]
         self.y, self.C = self.y[perm], self.C[perm]
-        self.alpha, self.G = self.alpha[perm], self.G[perm]
+        self.alpha, self.G, self.p = self.alpha[perm], self.G[perm], self.p[perm]
 
     def original(self, values):
         out = np.empty_like(values)
@@ -111,14 +117,15 @@ class _State:
 
 
 def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrinking=True,
-        verbose=0, alpha0=None, monitor=None):
+        verbose=0, alpha0=None, monitor=None, linear_term=None):
     """Solve the binary SVM dual; see the module docstring.
 
     Parameters
     ----------
     rows : KernelRows
-    cache : RowCache
-        Shared by the binary problems of a multiclass fit when it holds every row.
+    cache : RowCache or MatrixCache
+        Shared by the binary problems of a multiclass fit when it holds every row;
+        a :class:`MatrixCache` reads a kernel matrix held whole.
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1} (float64).
     C : ndarray of shape (n_samples,)
@@ -136,6 +143,9 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         Feasible starting point (zeros by default).
     monitor : callable, default=None
         ``monitor(n_outer, gap, n_active)`` after every outer iteration (for progress).
+    linear_term : ndarray of shape (n_samples,), default=None
+        ``p`` of the dual ``1/2 a^T Q a + p^T a`` (LIBSVM's general form, used
+        by SVR and the one-class SVM); None for the classifier's ``-e``.
 
     Returns
     -------
@@ -148,11 +158,12 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
     alpha = np.zeros(n) if alpha0 is None else np.asarray(alpha0, dtype=np.float64).copy()
-    G = -np.ones(n)
+    p = -np.ones(n) if linear_term is None else np.asarray(linear_term, dtype=np.float64)
+    G = p.copy()
     if alpha0 is not None and np.any(alpha > 0):
         sv = np.flatnonzero(alpha > 0)
         G += y * rows.cross(np.arange(n), sv, y[sv] * alpha[sv])
-    st = _State(y, C, alpha, G)
+    st = _State(y, C, alpha, G, p)
     # rows are compacted to the active columns only when they are not shared
     compact = shrinking and not cache.holds_all
     if compact:
@@ -200,7 +211,7 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         ws = np.concatenate([fresh, keep])
         slots = cache.fetch(st.order[ws])
         # cached rows are in original column order, or compacted to positions
-        columns = identity if compact else st.order
+        columns = identity if compact else cache.columns_of(st.order)
         col_ws = columns[ws]
         K = np.empty((ws.size, ws.size))
         gather_block(cache.data, slots, col_ws, K)
@@ -244,7 +255,7 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
     G = st.original(st.G)
     return {
         "alpha": alpha, "intercept": -intercept_from_gradient(y, G, alpha, C),
-        "objective": dual_objective(alpha, G),
+        "objective": dual_objective(alpha, G, linear_term),
         "n_iter": n_iter, "n_outer": n_outer, "converged": converged, "gap": float(gap),
     }
 
@@ -277,7 +288,7 @@ def _refresh(st, rows):
     na = st.n_active
     sv = np.flatnonzero(st.alpha > 0)
     orig = st.order
-    st.G[:na] = -1.0 + st.y[:na] * rows.cross(orig[:na], orig[sv], st.y[sv] * st.alpha[sv])
+    st.G[:na] = st.p[:na] + st.y[:na] * rows.cross(orig[:na], orig[sv], st.y[sv] * st.alpha[sv])
 
 
 def _shrink(st, mask, rows, cache, compact, ws):

@@ -1,0 +1,278 @@
+"""Approximate epsilon-SVR and one-class SVM: a feature map and a linear solver, one estimator."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._validation import (
+    check_finite_fit,
+    check_sample_weight,
+    check_X,
+    check_X_y,
+    random_seed,
+)
+from ..solvers import dual_cd_svr, linear_one_class
+from ..sources import dask_method, is_dask_array
+from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._shells import OneClassShell, fitted_scores
+
+__all__ = ["ApproxKernelSVR", "ApproxKernelOneClassSVM"]
+
+_COMMON_DOC = """memory_budget : int, default=None
+        Bytes for row-block temporaries (features at predict time included).
+    verbose : int, default=0
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map (and the coordinate order of the SVR solver)."""
+
+
+class _ApproxOneOutput(ApproxKernelMixin, BaseEstimator):
+    def _features(self, X, y, sample_weight, *, supervised):
+        validate_params(self)
+        if not supervised:
+            X = check_X(self, X, reset=True)
+        else:
+            X, y = check_X_y(self, X, y, y_numeric=True)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        Z = self._fit_features(X)
+        return np.asarray(Z), y, sw
+
+    def __sklearn_tags__(self):
+        return self._more_tags_sparse(super().__sklearn_tags__())
+
+
+class ApproxKernelSVR(RegressorMixin, _ApproxOneOutput):
+    __doc__ = """Kernel epsilon-SVR through an explicit feature map and a linear SVR.
+
+    ``fit`` maps the training data once (Nystroem, random Fourier or polynomial
+    sketch features) and fits a linear epsilon-SVR on them by dual coordinate
+    descent (LIBLINEAR's solvers 12 / 13, Ho & Lin 2012); ``predict`` maps new
+    rows through the same map. The approximate counterpart of
+    :class:`KernelSVR`, linear in the number of rows.
+
+    Parameters
+    ----------
+    """ + APPROX_PARAMS_DOC + """
+    C : float, default=1.0
+        Penalty of the loss (> 0); scaled per sample by ``sample_weight``.
+    epsilon : float, default=0.1
+        Half-width of the insensitive tube (>= 0).
+    loss : {"epsilon_insensitive", "squared_epsilon_insensitive"}, \
+default="epsilon_insensitive"
+        :class:`KernelSVR`'s loss, or its square (smooth; dual CD converges in
+        far fewer passes at large C).
+    fit_intercept : bool, default=True
+    intercept_scaling : float, default=1.0
+        Value of the constant feature whose (regularized) weight is the intercept.
+    tol : float, default=1e-4
+        Stop when a pass's summed violation is below ``tol`` times the first pass's.
+    max_iter : int, default=1000
+        Passes over the data.
+    """ + _COMMON_DOC + """
+
+    Attributes
+    ----------
+    feature_map_ : transformer
+    coef_ : ndarray of shape (1, n_features_out)
+    intercept_ : ndarray of shape (1,)
+    n_iter_ : int
+    n_features_in_ : int
+
+    See Also
+    --------
+    KernelSVR : The exact model.
+    sklearn.svm.LinearSVR : The same solver on raw features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale import ApproxKernelSVR
+    >>> X = np.linspace(0, 6, 300).reshape(-1, 1)
+    >>> reg = ApproxKernelSVR(n_components=50, C=10.0, epsilon=0.05, gamma=1.0,
+    ...                       random_state=0).fit(X, np.sin(X).ravel())
+    >>> bool(np.abs(reg.predict(X) - np.sin(X).ravel()).max() < 0.15)
+    True
+    """
+
+    _parameter_constraints = {
+        **APPROX_CONSTRAINTS,
+        "C": [Interval("real", 0, None, closed="neither")],
+        "epsilon": [Interval("real", 0, None, closed="left")],
+        "loss": [Options("epsilon_insensitive", "squared_epsilon_insensitive")],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [Interval("real", 0, None, closed="neither")],
+        "tol": [Interval("real", 0, None, closed="neither")],
+        "max_iter": [Interval("int", 1)],
+        "verbose": VERBOSE,
+    }
+
+    def __init__(self, *, feature_map="nystroem", n_components=1000, kernel="rbf",
+                 gamma="scale", degree=3, coef0=0.0, C=1.0, epsilon=0.1,
+                 loss="epsilon_insensitive", fit_intercept=True, intercept_scaling=1.0,
+                 tol=1e-4, max_iter=1000, dtype="float32", memory_budget=None, verbose=0,
+                 random_state=None):
+        self.feature_map = feature_map
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.C = C
+        self.epsilon = epsilon
+        self.loss = loss
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.tol = tol
+        self.max_iter = max_iter
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        """Map ``X`` and fit the linear SVR on the features.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Multiplies C per sample.
+
+        Returns
+        -------
+        self : ApproxKernelSVR
+        """
+        Z, y, sw = self._features(X, y, sample_weight, supervised=True)
+        bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        coef, intercept, self.n_iter_, converged = dual_cd_svr(
+            Z, y, float(self.C) * sw, float(self.epsilon), loss=self.loss, bias=bias,
+            tol=float(self.tol), max_iter=int(self.max_iter),
+            random_state=random_seed(self.random_state))
+        if not converged:
+            warnings.warn(f"Dual CD stopped after max_iter={self.max_iter} passes above "
+                          f"tol={self.tol}; raise max_iter, or use "
+                          "loss='squared_epsilon_insensitive' (smooth, faster to converge).",
+                          ConvergenceWarning, stacklevel=2)
+        self.coef_ = coef[None, :].astype(Z.dtype)
+        self.intercept_ = np.array([intercept])
+        check_finite_fit(self, "coef_", "intercept_")
+        return self
+
+    def predict(self, X):
+        """Predict targets.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        if is_dask_array(X):
+            return dask_method(self, "predict", X)
+        return fitted_scores(self, X).ravel()
+
+
+class ApproxKernelOneClassSVM(OneClassShell, OutlierMixin, _ApproxOneOutput):
+    __doc__ = """One-class SVM (novelty detection) through an explicit feature map.
+
+    ``fit`` maps the training data once and solves the nu one-class dual with
+    the linear kernel of the features, never forming the ``n x n`` matrix: the
+    gradient is one product ``Z w`` per iteration and each working set a small
+    block ``Z_B Z_B^T`` (the exact model's pair updates). The approximate
+    counterpart of :class:`KernelOneClassSVM`, linear in the number of rows;
+    with the exact kernel's features it is that model.
+
+    Parameters
+    ----------
+    """ + APPROX_PARAMS_DOC + """
+    nu : float, default=0.5
+        In (0, 1]: an upper bound on the fraction of training points outside the
+        region and a lower bound on the fraction of support vectors.
+    tol : float, default=1e-3
+        LIBSVM's stopping rule (maximal violation).
+    max_iter : int, default=1000
+        Outer iterations (gradient recomputations).
+    """ + _COMMON_DOC + """
+
+    Attributes
+    ----------
+    feature_map_ : transformer
+    coef_ : ndarray of shape (1, n_features_out)
+        ``sum_i alpha_i z_i``.
+    intercept_ : ndarray of shape (1,)
+    offset_ : ndarray of shape (1,)
+        ``-intercept_``: ``decision_function = score_samples - offset_``.
+    n_iter_ : int
+    n_features_in_ : int
+
+    See Also
+    --------
+    KernelOneClassSVM : The exact model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale import ApproxKernelOneClassSVM
+    >>> X = np.random.default_rng(0).normal(size=(300, 2))
+    >>> det = ApproxKernelOneClassSVM(nu=0.1, gamma=0.5, n_components=100,
+    ...                               random_state=0).fit(X)
+    >>> det.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
+    [1, -1]
+    """
+
+    _parameter_constraints = {
+        **APPROX_CONSTRAINTS,
+        "nu": [Interval("real", 0, 1, closed="right")],
+        "tol": [Interval("real", 0, None, closed="neither")],
+        "max_iter": [Interval("int", 1)],
+        "verbose": VERBOSE,
+    }
+
+    def __init__(self, *, feature_map="nystroem", n_components=1000, kernel="rbf",
+                 gamma="scale", degree=3, coef0=0.0, nu=0.5, tol=1e-3, max_iter=1000,
+                 dtype="float32", memory_budget=None, verbose=0, random_state=None):
+        self.feature_map = feature_map
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.nu = nu
+        self.tol = tol
+        self.max_iter = max_iter
+        self.dtype = dtype
+        self.memory_budget = memory_budget
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Map ``X`` and fit the region that holds it.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Upper bound of each dual variable (LIBSVM's weighted form).
+
+        Returns
+        -------
+        self : ApproxKernelOneClassSVM
+        """
+        Z, _, sw = self._features(X, None, sample_weight, supervised=False)
+        res = linear_one_class(Z, float(self.nu), sw, tol=float(self.tol),
+                               max_iter=int(self.max_iter), verbose=int(self.verbose))
+        self.coef_ = res["coef"][None, :].astype(Z.dtype)
+        self.intercept_ = np.array([res["intercept"]])
+        self.offset_ = -self.intercept_
+        self.n_iter_ = res["n_iter"]
+        check_finite_fit(self, "coef_", "intercept_")
+        return self
