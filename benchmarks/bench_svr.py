@@ -7,6 +7,7 @@ Experiments (fit + predict, same C / epsilon / nu / gamma for every side, interl
                (oneDAL; a benchmark-only extra) and ``sklearn.svm.SVR`` (LIBSVM), 256 MB
                cache each; ``ApproxKernelSVR`` (Nystroem 1,000) beside them. Test MSE,
                seconds, support vectors, and the largest prediction difference to LIBSVM's.
+``approx-svr`` the ``ApproxKernelSVR`` rows of ``svr`` alone (both losses).
 ``one-class``  the same rows: ``KernelOneClassSVM`` vs ``sklearn.svm.OneClassSVM`` (sklearnex
                has none) and ``ApproxKernelOneClassSVM``: seconds, share predicted inside,
                agreement of the labels with LIBSVM's, largest decision-function difference.
@@ -71,7 +72,7 @@ def _median_runs(contenders, repeats, fit_args, X_test, what, record):
     return summary, outputs
 
 
-def svr_experiment(rows, repeats, peer_repeats):
+def svr_experiment(rows, repeats, peer_repeats, approx_only=False):
     from sklearnex.svm import SVR as XSVR
 
     X, y, X_test, y_test = data(rows)
@@ -80,14 +81,20 @@ def svr_experiment(rows, repeats, peer_repeats):
         ("sklearnex SVR", lambda: XSVR(C=C, epsilon=EPSILON, cache_size=CACHE_MB), repeats),
         ("sklearn SVR", lambda: SVR(C=C, epsilon=EPSILON, cache_size=CACHE_MB), peer_repeats),
         ("kernelscale ApproxKernelSVR (Nystroem 1000)",
-         lambda: ApproxKernelSVR(C=C, epsilon=EPSILON, n_components=1000, random_state=0),
-         repeats),
+         lambda: ApproxKernelSVR(C=C, epsilon=EPSILON, n_components=1000, random_state=0,
+                                 loss="epsilon_insensitive"), repeats),
+        ("kernelscale ApproxKernelSVR (Nystroem 1000, squared loss)",
+         lambda: ApproxKernelSVR(C=C, epsilon=EPSILON, n_components=1000, random_state=0,
+                                 loss="squared_epsilon_insensitive"), repeats),
     ]
 
     def record(model, pred):
         return {"test_mse": float(np.mean((pred - y_test) ** 2)),
                 "n_support": float(getattr(model, "support_", np.empty(0)).size)}
 
+    if approx_only:
+        contenders = [c for c in contenders if "Approx" in c[0]]
+        return _median_runs(contenders, repeats, (X, y), X_test, "predict", record)[0]
     summary, outputs = _median_runs(contenders, repeats, (X, y), X_test, "predict", record)
     ref = outputs["sklearn SVR"][1]
     for label in summary:
@@ -127,7 +134,7 @@ def one_class_experiment(rows, repeats, peer_repeats):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--experiments", nargs="+", default=["svr", "one-class"],
-                   choices=["svr", "one-class"])
+                   choices=["svr", "one-class", "approx-svr"])
     p.add_argument("--rows", type=int, default=20000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--peer-repeats", type=int, default=1)
@@ -138,7 +145,8 @@ def main(argv=None):
                "machine_before": before}
     for name in args.experiments:
         print(f"[{name}] {args.rows} training rows", flush=True)
-        run = svr_experiment if name == "svr" else one_class_experiment
+        run = {"svr": svr_experiment, "one-class": one_class_experiment,
+               "approx-svr": lambda *a: svr_experiment(*a, approx_only=True)}[name]
         results[name] = run(args.rows, args.repeats, args.peer_repeats)
         print(results[name], flush=True)
     after = machine_state()

@@ -105,4 +105,5 @@ def test_bad_parameters_are_refused(estimator):
 def test_svr_convergence_warning_names_the_fix():
     X, y = _data(n=300, seed=6)
     with pytest.warns(Warning, match="squared_epsilon_insensitive"):
-        ApproxKernelSVR(n_components=50, C=100.0, max_iter=2, random_state=0).fit(X, y)
+        ApproxKernelSVR(n_components=50, C=100.0, max_iter=2, random_state=0,
+                        loss="epsilon_insensitive").fit(X, y)

@@ -118,7 +118,7 @@ ESTIMATORS = DEFAULTS + [
     # the row cache (a budget below the 4 n^2 bytes of the matrix), without shrinking
     KernelSVR(kernel="poly", coef0=1.0, shrinking=False, working_set_size=16, cache_size=0.05,
               memory_budget=20_000),
-    ApproxKernelSVR(n_components=20, dtype="float64", loss="squared_epsilon_insensitive"),
+    ApproxKernelSVR(n_components=20, dtype="float64", loss="epsilon_insensitive"),
     ApproxKernelOneClassSVM(feature_map="rff", n_components=20, dtype="float64"),
     KernelOneClassSVM(kernel="linear", nu=0.2, shrinking=False, working_set_size=4),
     DoublySGDSVC(max_iter=100),

@@ -156,9 +156,9 @@ def dual_cd_svr(X, y, C, epsilon, *, loss="epsilon_insensitive", bias=1.0, tol=1
     >>> import numpy as np
     >>> X = np.linspace(-1, 1, 50).reshape(-1, 1)
     >>> coef, b, _, ok = dual_cd_svr(X, 2 * X.ravel() + 0.5, np.full(50, 100.0), 0.01,
-    ...                              tol=1e-8)
+    ...                              tol=1e-3)
     >>> round(float(coef[0]), 2), round(b, 2), ok
-    (2.0, 0.5, True)
+    (1.99, 0.5, True)
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     n, d = X.shape
