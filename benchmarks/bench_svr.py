@@ -54,7 +54,7 @@ def _run(make, fit_args, X_test, what):
     return model, out, fit_s, time.perf_counter() - start
 
 
-def _median_runs(contenders, repeats, fit_args, X_test, what, record):
+def _median_runs(contenders, fit_args, X_test, what, record):
     results = {label: [] for label, _, _ in contenders}
     outputs = {}
     for r in range(max(reps for _, _, reps in contenders)):
@@ -94,8 +94,8 @@ def svr_experiment(rows, repeats, peer_repeats, approx_only=False):
 
     if approx_only:
         contenders = [c for c in contenders if "Approx" in c[0]]
-        return _median_runs(contenders, repeats, (X, y), X_test, "predict", record)[0]
-    summary, outputs = _median_runs(contenders, repeats, (X, y), X_test, "predict", record)
+        return _median_runs(contenders, (X, y), X_test, "predict", record)[0]
+    summary, outputs = _median_runs(contenders, (X, y), X_test, "predict", record)
     ref = outputs["sklearn SVR"][1]
     for label in summary:
         summary[label]["max_abs_prediction_diff_vs_libsvm"] = float(
@@ -118,7 +118,7 @@ def one_class_experiment(rows, repeats, peer_repeats):
     def record(model, dec):
         return {"inside_share": float(np.mean(dec > 0))}
 
-    summary, outputs = _median_runs(contenders, repeats, (X,), X_test, "decision_function",
+    summary, outputs = _median_runs(contenders, (X,), X_test, "decision_function",
                                     record)
     ref = outputs["sklearn OneClassSVM"][1]
     for label in summary:

@@ -91,10 +91,7 @@ class ExactKernelMixin:
             self.support_vectors_ = X[self.support_]
 
     def _raw_scores(self, X, budget):
-        return self._expansion(X, budget) + self.intercept_
-
-    def _expansion(self, X, budget):
-        """``sum_i dual_coef_i k(x_i, X)``, one column per output."""
+        """``sum_i dual_coef_i k(x_i, X) + intercept_``, one column per output."""
         if self._precomputed and sp.issparse(X):
             X = X.toarray()
         coef = self.dual_coef_.T
@@ -103,13 +100,14 @@ class ExactKernelMixin:
             for start, stop in iter_row_blocks(X.shape[0], 8 * self.support_.size + 1, budget,
                                                what="a block of K(X, support vectors)"):
                 out[start:stop] = X[start:stop][:, self.support_] @ coef
-            return out
-        if self.support_.size == 0:
-            return np.zeros((X.shape[0], coef.shape[1]))
-        sv = self.support_vectors_
-        if sp.issparse(sv):
-            sv = sv.toarray()
-        return self.kernel_.expand(X, sv, coef, dtype=np.float32, memory_budget=budget)
+        elif self.support_.size == 0:
+            out = np.zeros((X.shape[0], coef.shape[1]))
+        else:
+            sv = self.support_vectors_
+            if sp.issparse(sv):
+                sv = sv.toarray()
+            out = self.kernel_.expand(X, sv, coef, dtype=np.float32, memory_budget=budget)
+        return out + self.intercept_
 
     @property
     def coef_(self):

@@ -17,25 +17,10 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ._compiled import solve_block
-from ._solver import intercept_from_gradient
+from ._solver import _select, _violation, intercept_from_gradient
 from ._variants import one_class_start
 
 __all__ = ["linear_one_class"]
-
-
-def _most_violating(G, alpha, C, q):
-    """Half of ``q`` from the variables that may go up (smallest G), half that may go down."""
-    up = alpha < C
-    low = alpha > 0
-    score = -G
-    up_score = np.where(up, score, -np.inf)
-    low_score = np.where(low, G, -np.inf)
-    picked = []
-    for s, k in ((up_score, q - q // 2), (low_score, q // 2)):
-        k = min(k, s.size)
-        top = np.argpartition(-s, k - 1)[:k]
-        picked.append(top[np.isfinite(s[top])])
-    return np.unique(np.concatenate(picked))
 
 
 def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size=512,
@@ -83,29 +68,26 @@ def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size
     gap = np.inf
     n_outer = 0
     for n_outer in range(1, max_iter + 1):
-        G = Z @ w.astype(Z.dtype)
-        G = G.astype(np.float64)
-        up, low = alpha < C, alpha > 0
-        m = (-G[up]).max() if up.any() else -np.inf
-        M = (-G[low]).min() if low.any() else np.inf
+        G = (Z @ w.astype(Z.dtype)).astype(np.float64)
+        m, M, score, up, low = _violation(y, G, alpha, C, n)
         gap = m - M
         if verbose and n_outer % verbose == 0:
             print(f"[one-class] outer {n_outer:5d}  gap {gap:.3e}", flush=True)
         if gap < tol:
             converged = True
             break
-        ws = _most_violating(G, alpha, C, q)
+        ws = _select(score, up, low, np.empty(0, dtype=np.intp), q)
         Zb = Z[ws].astype(np.float64)
         Kb = np.ascontiguousarray(Zb @ Zb.T)
         ab, Gb = alpha[ws].copy(), G[ws].copy()
         solve_block(Kb, y[ws], ab, Gb, C[ws], max(tol, 0.1 * gap), 10 * ws.size)
-        delta = ab - alpha[ws]
+        w += Zb.T @ (ab - alpha[ws])
         alpha[ws] = ab
-        w += Zb.T @ delta
     if not converged:
         warnings.warn(f"The one-class solver stopped after {n_outer} iterations with violation "
                       f"{gap:.3g} > tol={tol}; raise max_iter (or tol).", ConvergenceWarning,
                       stacklevel=2)
-    G = (Z @ w.astype(Z.dtype)).astype(np.float64)
+        # the gradient at the last iterate (the loop's is one step behind)
+        G = (Z @ w.astype(Z.dtype)).astype(np.float64)
     return {"coef": w, "intercept": -intercept_from_gradient(y, G, alpha, C), "alpha": alpha,
             "n_iter": n_outer, "converged": converged, "gap": float(gap)}

@@ -16,11 +16,23 @@ import numpy as np
 from ..._validation import iter_row_blocks
 from ._dense_compiled import take_block
 
-__all__ = ["MatrixRows", "MatrixCache"]
+__all__ = ["MatrixRows", "MatrixCache", "merge_columns"]
+
+
+def merge_columns(columns, coef, n_points):
+    """Distinct points of the variables ``columns`` and their summed coefficients.
+
+    Variables ``i`` and ``i + n_points`` share a point, so a product with their
+    kernel columns is one product with the point's column and the summed coefficient.
+    """
+    points, where = np.unique(np.asarray(columns) % n_points, return_inverse=True)
+    return points, np.bincount(where.ravel(), weights=coef, minlength=points.size)
 
 
 class MatrixRows:
-    """:class:`KernelRows`' interface over a kernel matrix held whole.
+    """:class:`KernelRows`' ``n``, ``cross`` and ``evaluated`` over a kernel matrix held whole.
+
+    No ``compute``: :class:`MatrixCache` never computes a row, it reads the matrix.
 
     Parameters
     ----------
@@ -41,16 +53,11 @@ class MatrixRows:
     def points(self, variables):
         return np.asarray(variables, dtype=np.intp) % self.n_points
 
-    def compute(self, rows, out):
-        """Copy the rows of the variables ``rows`` (all columns) into ``out``."""
-        take_block(self.K, self.points(rows), self.points(np.arange(self.n)), out)
-        return out
-
     def cross(self, rows, columns, coef):
         """``k(variables rows, variables columns) @ coef`` (float64)."""
         points = self.points(rows)
-        cols, merge = np.unique(self.points(columns), return_inverse=True)
-        merged = np.bincount(merge, weights=coef, minlength=cols.size).astype(np.float32)
+        cols, merged = merge_columns(columns, coef, self.n_points)
+        merged = merged.astype(np.float32)
         out = np.zeros(points.size)
         if points.size == 0 or cols.size == 0:
             return out
@@ -79,6 +86,7 @@ class MatrixCache:
         self.width = rows.n_points
         self.hits = 0
         self.misses = 0
+        self._order, self._columns = None, None
 
     def fetch(self, indices):
         """The matrix rows of the variables ``indices``."""
@@ -86,8 +94,14 @@ class MatrixCache:
         return self.rows.points(indices)
 
     def columns_of(self, variables):
-        """Matrix columns of the variables (their points)."""
-        return self.rows.points(variables)
+        """Matrix columns of the variables (their points).
+
+        :func:`smo` asks every outer iteration with its variable order, which changes
+        only when it shrinks or unshrinks (a new array): the answer is kept until then.
+        """
+        if variables is not self._order:
+            self._order, self._columns = variables, self.rows.points(variables)
+        return self._columns
 
     def clear(self):
         """Nothing to forget: the matrix stays."""

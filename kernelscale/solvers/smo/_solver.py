@@ -42,9 +42,8 @@ def dual_objective(alpha, G, linear_term=None):
 
     ``p`` is ``linear_term`` (``-e``, the classifier's, when None).
     """
-    if linear_term is None:
-        return 0.5 * float(alpha @ (G - 1.0))
-    return 0.5 * float(alpha @ (G + linear_term))
+    p = -1.0 if linear_term is None else linear_term
+    return 0.5 * float(alpha @ (G + p))
 
 
 def _violation(y, G, alpha, C, n):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._dense_compiled import take_block
-from ._matrix_rows import MatrixCache, MatrixRows
+from ._matrix_rows import MatrixCache, MatrixRows, merge_columns
 from ._rows import RowCache
 from ._solver import smo
 
@@ -65,8 +65,7 @@ class PairedRows:
         """``k(variables rows, variables columns) @ coef`` (float64)."""
         n = self.inner.n
         points, where = np.unique(np.asarray(rows) % n, return_inverse=True)
-        cols, merge = np.unique(np.asarray(columns) % n, return_inverse=True)
-        merged = np.bincount(merge, weights=coef, minlength=cols.size)
+        cols, merged = merge_columns(columns, coef, n)
         return self.inner.cross(points, cols, merged)[where]
 
 
