@@ -81,14 +81,13 @@ def quality(estimator, y, pred):
 
     A one-class model's labels are compared with the data's when those are -1 / +1.
     """
+    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
     task = task_of(estimator)
     if task == "regressor":
-        y = np.asarray(y, dtype=np.float64)
-        resid = y - pred
-        total = float(np.sum((y - y.mean()) ** 2))
-        r2 = 1.0 - float(resid @ resid) / total if total > 0 else float("nan")
-        return {"r2": r2, "rmse": float(np.sqrt(np.mean(resid ** 2))),
-                "mae": float(np.mean(np.abs(resid)))}
+        return {"r2": float(r2_score(y, pred)),
+                "rmse": float(np.sqrt(mean_squared_error(y, pred))),
+                "mae": float(mean_absolute_error(y, pred))}
     if task == "outlier":
         scores = {"inlier_fraction": float(np.mean(pred == 1))}
         if y is not None and set(np.unique(y).tolist()) <= {-1, 1}:
