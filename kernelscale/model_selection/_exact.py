@@ -7,23 +7,71 @@ its rows from the fold's block; and along increasing ``C`` every binary problem
 starts from its solution for the previous ``C`` (alpha seeding). The solutions
 are LIBSVM's (the same dual, the same stopping rule), so every grid point's
 cross-validated score is the one ``GridSearchCV(SVC)`` measures on the same folds.
+
+The work is a queue of units, gamma by gamma: one unit per class pair (all
+folds and every ``C``) when there are many problems, one per (problem, fold)
+when there are few (a binary problem's five folds alone would leave a thread
+idle for the last one). ``n_jobs`` threads take units in order, so the next
+gamma starts while the last folds of the previous one finish; a gamma's
+kernel is computed by the first unit that needs it and dropped after its last,
+and at most as many are held as the memory budget allows.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..kernels import RBF
-from ..models import fold_svm_problems, solve_svm_path, svm_decision_values
+from ..models import (
+    fold_svm_problems,
+    solve_problem_path,
+    svm_decision_values,
+    warn_unconverged,
+)
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix"]
+
+# numba's parallel regions (the exp, large gathers) are entered by one thread at a
+# time: its default threading layer without TBB or OpenMP is not reentrant
+_PARALLEL_REGION = threading.Lock()
 
 
 def exact_svm_bytes(n_rows):
     """Memory the shared matrices need: the distances and the kernel of one gamma (float32)."""
     return 8 * n_rows * n_rows
+
+
+def _class_order(X, y_index, sample_weight, folds):
+    """The rows sorted by class, so that a class pair's block is two runs of the kernel.
+
+    Validation rows keep their order (the scores are compared with the labels
+    in that order).
+    """
+    order = np.argsort(y_index, kind="stable")
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(order.size)
+    folds = [(inverse[train], inverse[val]) for train, val in folds]
+    return X[order], y_index[order], sample_weight[order], folds
+
+
+class _Gamma:
+    """One gamma's kernel, its units still to finish, and its solutions."""
+
+    def __init__(self, rank, factor, n_folds, n_Cs, n_problems, n_units):
+        self.rank = rank
+        self.factor = factor
+        self.K = None
+        self.ready = threading.Lock()
+        self.left = n_units
+        self.skipped = False
+        self.solve_s = 0.0
+        self.exp_s = 0.0
+        self.results = [[[None] * n_problems for _ in range(n_Cs)] for _ in range(n_folds)]
 
 
 def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
@@ -66,52 +114,122 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         False when the deadline stopped the grid (the records then hold the
         gammas completed on every fold).
     """
+    ovo = multiclass == "ovo" and len(classes) > 2
+    if ovo:
+        X, y_index, sample_weight, folds = _class_order(X, y_index, sample_weight, folds)
     kernel = RBF(gamma_ref)
     start = time.perf_counter()
     D = kernel.distances(X, dtype=np.float32, memory_budget=memory_budget)
-    K = np.empty_like(D)
     n_configs = len(factors) * len(Cs)
     shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
-    train_rows = [train for train, _ in folds]
     # a fold's binary problems (rows, labels, weights) do not depend on gamma
-    problems_of_folds = fold_svm_problems(y_index, classes, sample_weight, train_rows,
-                                          class_weight, multiclass)
-    records = []
-    for factor in factors:
-        if records and deadline is not None and time.perf_counter() > deadline:
-            return records, False
+    fold_problems = fold_svm_problems(y_index, classes, sample_weight,
+                                      [train for train, _ in folds], class_weight, multiclass)
+    problems = fold_problems[-1]
+    n_jobs = max(1, int(n_jobs))
+    few = len(problems) < 2 * n_jobs
+    per_gamma = len(problems) * (len(folds) if few else 1)
+    gammas = [_Gamma(k, f, len(folds), len(Cs), len(problems), per_gamma)
+              for k, f in enumerate(factors)]
+    # kernels held at once: D and one are in exact_svm_bytes; more only as the budget allows
+    slots = threading.BoundedSemaphore(
+        max(1, min(n_jobs, (memory_budget - exact_svm_bytes(X.shape[0])) // max(D.nbytes, 1)
+                   + 1)))
+    lock = threading.Lock()
+    records, opened = [], []
+
+    def kernel_of(g):
+        with g.ready:
+            if g.K is None and not g.skipped:
+                with lock:
+                    late = opened and deadline is not None and time.perf_counter() > deadline
+                    if late:
+                        g.skipped = True
+                    else:
+                        opened.append(g)
+                if not g.skipped:
+                    slots.acquire()
+                    with _PARALLEL_REGION:
+                        t0 = time.perf_counter()
+                        g.K = kernel.from_distances(D, g.factor)
+                        g.exp_s = time.perf_counter() - t0
+        return g.K
+
+    def run(g, p, fold_list):
+        K = kernel_of(g)
+        if g.skipped:
+            return
         t0 = time.perf_counter()
-        kernel.from_distances(D, factor, out=K)
-        exp_s = (time.perf_counter() - t0) / (len(Cs) * len(folds))
-        per_C = [{"gamma": gamma_ref * factor, "C": float(C), "scores": [], "fit_times": [],
-                  "score_times": [], "n_iter": 0} for C in Cs]
+        for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol).items():
+            for c, res in enumerate(path):
+                g.results[f][c][p] = res
+        with lock:
+            g.solve_s += time.perf_counter() - t0
+            g.left -= 1
+            last = g.left == 0
+        if last:
+            finish(g)
+
+    def finish(g):
+        with _PARALLEL_REGION:
+            per_C = _score_gamma(g, gamma_ref, Cs, folds, problems, len(classes), multiclass,
+                                 score, shared_per_config)
+        g.K = None
+        slots.release()
+        with lock:
+            records.extend(per_C)
+            if on_unit is not None:
+                on_unit(list(records))
+
+    units = [(g, p, [f] if few else list(range(len(folds))))
+             for g in gammas for p in range(len(problems))
+             for f in (range(len(folds)) if few else [None])]
+    if not few:
+        # the largest problems first within a gamma, so that the threads finish together
+        units.sort(key=lambda u: (u[0].rank, -len(problems[u[1]][1])))
+    if n_jobs == 1:
+        for unit in units:
+            run(*unit)
+    else:
+        # one BLAS thread each: the threads are busy solving, and BLAS's own idle
+        # threads spin on the cores they need (measured: 20% more CPU time)
+        with threadpool_limits(limits=1, user_api="blas"):
+            pool = ThreadPoolExecutor(n_jobs)
+            try:
+                for future in [pool.submit(run, *unit) for unit in units]:
+                    future.result()
+            finally:
+                # Ctrl-C: the units not started are dropped, the running ones end
+                pool.shutdown(wait=True, cancel_futures=True)
+    warn_unconverged([r for g in gammas if not g.skipped for fold in g.results
+                      for path in fold for r in path], tol)
+    # in the order of the factors (threads may finish gammas out of it)
+    records.sort(key=lambda r: (r["rank"], r["C"]))
+    return records, not any(g.skipped for g in gammas)
+
+
+def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score, shared):
+    """The records of one gamma: every fold's validation score for every C."""
+    per_C = [{"gamma": gamma_ref * g.factor, "C": float(C), "scores": [], "fit_times": [],
+              "score_times": [], "n_iter": 0, "rank": g.rank} for C in Cs]
+    iterations = np.array([[sum(r["n_iter"] for r in g.results[f][c]) for c in range(len(Cs))]
+                           for f in range(len(folds))], dtype=float)
+    share = iterations / max(iterations.sum(), 1.0)
+    exp_s = g.exp_s / (len(Cs) * len(folds))
+    for f, (_, val) in enumerate(folds):
         t0 = time.perf_counter()
-        problems, results = solve_svm_path(
-            K, y_index, classes, sample_weight, Cs=Cs, folds=train_rows,
-            fold_problems=problems_of_folds, class_weight=class_weight, multiclass=multiclass,
-            tol=tol, n_jobs=n_jobs)
-        solve_s = time.perf_counter() - t0
-        iterations = np.array([[sum(r["n_iter"] for r in results[f][c]) for c in range(len(Cs))]
-                               for f in range(len(folds))], dtype=float)
-        share = iterations / max(iterations.sum(), 1.0)
-        for f, (_, val) in enumerate(folds):
+        path_scores = svm_decision_values(g.K, val, problems, g.results[f], n_classes,
+                                          multiclass)
+        score_s = (time.perf_counter() - t0) / len(Cs)
+        for c, record in enumerate(per_C):
             t0 = time.perf_counter()
-            path_scores = svm_decision_values(K, val, problems, results[f], len(classes),
-                                              multiclass)
-            score_s = (time.perf_counter() - t0) / len(Cs)
-            for c, record in enumerate(per_C):
-                t0 = time.perf_counter()
-                record["scores"].append(score(f, path_scores[c]))
-                record["score_times"].append(score_s + time.perf_counter() - t0)
-                # the path's time split by each (fold, C)'s share of the pair updates
-                record["fit_times"].append(shared_per_config + exp_s
-                                           + solve_s * share[f, c])
-                record["n_iter"] += int(iterations[f, c])
-        records += per_C
-        if on_unit is not None:
-            on_unit(records)
-    return records, True
+            record["scores"].append(score(f, path_scores[c]))
+            record["score_times"].append(score_s + time.perf_counter() - t0)
+            # the gamma's solve time split by each (fold, C)'s share of the pair updates
+            record["fit_times"].append(shared + exp_s + g.solve_s * share[f, c])
+            record["n_iter"] += int(iterations[f, c])
+    return per_C
 
 
 def exact_kernel_matrix(X, gamma_ref, factor, memory_budget):

@@ -10,8 +10,10 @@ from ._logistic import KernelLogisticRegression
 from ._matrix_svm import (
     combine_scores,
     fold_svm_problems,
+    solve_problem_path,
     solve_svm_path,
     svm_decision_values,
+    warn_unconverged,
 )
 from ._multiclass import base_weights, plus_minus_targets
 from ._ridge import ApproxKernelRidge, ApproxKernelRidgeClassifier
@@ -40,6 +42,8 @@ __all__ = [
     "fit_linear_svm",
     "fold_svm_problems",
     "plus_minus_targets",
+    "solve_problem_path",
     "solve_svm_path",
     "svm_decision_values",
+    "warn_unconverged",
 ]

@@ -18,23 +18,18 @@ fold is fitted on its own.
 
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .._progress import progress
-from ..solvers import smo_dense, submatrix
+from ..solvers import smo_dense_path, submatrix
 from ._binary_problems import ovo_classes, ovo_problems, ovr_problems, pairs
 
-__all__ = ["solve_svm_path", "svm_decision_values", "combine_scores", "svm_problems",
-           "fold_svm_problems", "training_kernel_matrix"]
-
-
-def _bounds(C, weights):
-    if np.isfinite(C):
-        return C * weights  # weights >= 0
-    # a zero weight stays 0 even for C = inf (a hard margin)
-    return np.where(weights > 0, C * weights, 0.0)
+__all__ = ["solve_svm_path", "solve_problem_path", "warn_unconverged", "svm_decision_values",
+           "combine_scores", "svm_problems", "fold_svm_problems", "training_kernel_matrix"]
 
 
 def svm_problems(y_index, classes, sample_weight, class_weight, multiclass):
@@ -103,26 +98,11 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
     bar = progress(len(problems) * len(folds), "KernelSVC problems", verbose=verbose)
 
     def solve(p, fold_list, Kp=None):
-        rows, y_pm, _ = problems[p]
-        if Kp is None:
-            Kp = K if rows is None else submatrix(K, rows)
-        for f in fold_list:
-            weights = per_fold[f][p][2]
-            live = np.flatnonzero(weights > 0)
-            whole = live.size == weights.size
-            # the fold's block, cut from the problem's (small, cache-resident) matrix
-            Kf = Kp if whole else submatrix(Kp, live)
-            y_f, w_f = (y_pm, weights) if whole else (y_pm[live], weights[live])
-            alpha = gradient = None
-            for c, C in enumerate(Cs):
-                res = smo_dense(Kf, y_f, _bounds(C, w_f), tol=tol, max_iter=max_iter,
-                                alpha0=alpha, gradient0=gradient)
-                alpha, gradient = res["alpha"], res.pop("gradient")
-                if not whole:
-                    res["alpha"] = np.zeros(weights.size)
-                    res["alpha"][live] = alpha
+        for f, path in solve_problem_path(K, per_fold, p, fold_list, Cs, tol=tol,
+                                          max_iter=max_iter, Kp=Kp).items():
+            for c, res in enumerate(path):
                 results[f][c][p] = res
-            bar.update()
+        bar.update(len(fold_list))
 
     every_fold = list(range(len(folds)))
     if n_jobs <= 1:
@@ -140,7 +120,55 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
             with ThreadPoolExecutor(n_jobs) as pool:
                 list(pool.map(lambda f, p=p, Kp=Kp: solve(p, [f], Kp), every_fold))
     bar.close()
+    warn_unconverged([r for fold in results for path in fold for r in path], tol)
     return problems, results
+
+
+def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, Kp=None):
+    """Solve binary problem ``p`` on ``K`` for the folds ``fold_list`` along ``Cs``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n), float32
+        The kernel matrix of all rows.
+    fold_problems : list
+        :func:`fold_svm_problems` of the folds.
+    p : int
+        The problem (its rows, labels and each fold's weights).
+    fold_list : list of int
+    Cs : ndarray
+        Increasing penalties.
+    tol : float
+    max_iter : int, default=-1
+    Kp : ndarray, default=None
+        The problem's block of ``K`` when the caller has it already.
+
+    Returns
+    -------
+    results : dict
+        fold -> list (per C) of :func:`kernelscale.solvers.smo_dense`-like results
+        (``alpha`` over the problem's rows, ``intercept``, ``objective``,
+        ``n_iter``, ``gap``, ``converged``).
+    """
+    rows, y_pm, _ = fold_problems[fold_list[0]][p]
+    if Kp is None:
+        Kp = K if rows is None else submatrix(K, rows)
+    weights = np.stack([fold_problems[f][p][2] for f in fold_list])
+    path = smo_dense_path(Kp, y_pm, weights, Cs, tol=tol, max_iter=max_iter, warn=False)
+    return {f: [{"alpha": path["alpha"][k, c], "intercept": float(path["intercept"][k, c]),
+                 "objective": float(path["objective"][k, c]),
+                 "n_iter": int(path["n_iter"][k, c]), "gap": float(path["gap"][k, c]),
+                 "converged": bool(path["converged"][k, c])} for c in range(len(Cs))]
+            for k, f in enumerate(fold_list)}
+
+
+def warn_unconverged(results, tol):
+    """One ConvergenceWarning for the solves ``max_iter`` stopped (a flat list of results)."""
+    stopped = [r for r in results if not r["converged"]]
+    if stopped:
+        warnings.warn(f"SMO stopped by max_iter in {len(stopped)} of {len(results)} solves "
+                      f"(largest violation {max(r['gap'] for r in stopped):.3g} > tol={tol}); "
+                      "raise max_iter (or tol).", ConvergenceWarning, stacklevel=3)
 
 
 def svm_decision_values(K, rows, problems, path, n_classes, multiclass):
@@ -163,18 +191,19 @@ def svm_decision_values(K, rows, problems, path, n_classes, multiclass):
     -------
     scores : list (per C) of ndarray of shape (n_rows, n_problems)
     """
+    n_C, n_problems = len(path), len(problems)
+    intercepts = np.array([[res["intercept"] for res in results] for results in path])
     if multiclass != "ovo" or n_classes <= 2:
-        K_rows = np.take(K, rows, axis=0)
-        out = []
-        for results in path:
-            dual = np.zeros((K.shape[1], len(problems)), dtype=K.dtype)
+        # one product for every C: the coefficients of all (C, problem) side by side
+        dual = np.zeros((K.shape[1], n_C, n_problems), dtype=K.dtype)
+        for c, results in enumerate(path):
             for p, ((members, y_pm, _), res) in enumerate(zip(problems, results)):
-                dual[slice(None) if members is None else members, p] = res["alpha"] * y_pm
-            intercepts = [res["intercept"] for res in results]
-            out.append(np.asarray(K_rows @ dual, dtype=np.float64) + intercepts)
-        return out
+                dual[slice(None) if members is None else members, c, p] = res["alpha"] * y_pm
+        scores = np.asarray(np.take(K, rows, axis=0) @ dual.reshape(K.shape[1], -1),
+                            dtype=np.float64).reshape(len(rows), n_C, n_problems)
+        return list(scores.transpose(1, 0, 2) + intercepts[:, None, :])
     # a pair's coefficients are 0 outside its two classes: one product per class,
-    # on that class's columns (cut once, in class order, for every C)
+    # on that class's columns (cut once, in class order), for every C at once
     involved = [[] for _ in range(n_classes)]
     side = [[] for _ in range(n_classes)]
     class_rows = [None] * n_classes
@@ -185,17 +214,25 @@ def svm_decision_values(K, rows, problems, path, n_classes, multiclass):
             class_rows[k] = members[mask]
     bounds = np.cumsum([0] + [r.size for r in class_rows])
     K_rows = submatrix(K, rows, np.concatenate(class_rows))
-    out = []
-    for results in path:
-        coef = [res["alpha"] * y_pm for res, (_, y_pm, _) in zip(results, problems)]
-        scores = np.zeros((len(rows), len(problems)))
-        for k in range(n_classes):
-            dual = np.empty((class_rows[k].size, len(involved[k])), dtype=K.dtype)
-            for col, (p, mask) in enumerate(zip(involved[k], side[k])):
-                dual[:, col] = coef[p][mask]
-            scores[:, involved[k]] += K_rows[:, bounds[k]:bounds[k + 1]] @ dual
-        out.append(scores + [res["intercept"] for res in results])
-    return out
+    coef = [np.stack([results[p]["alpha"] for results in path]) * y_pm
+            for p, (_, y_pm, _) in enumerate(problems)]
+    # every class's product lands in its own rows of one array, (pair, C) major and
+    # the validation rows minor, so that gathering a pair's two products copies
+    # contiguous runs; each pair appears twice (once per class)
+    offsets = np.cumsum([0] + [len(v) for v in involved])
+    every = np.empty((offsets[-1] * n_C, len(rows)), dtype=K.dtype)
+    where = [[] for _ in range(n_problems)]
+    for k in range(n_classes):
+        dual = np.empty((len(involved[k]), n_C, class_rows[k].size), dtype=K.dtype)
+        for col, (p, mask) in enumerate(zip(involved[k], side[k])):
+            dual[col] = coef[p][:, mask]
+            where[p].append(offsets[k] + col)
+        np.matmul(dual.reshape(-1, class_rows[k].size), K_rows[:, bounds[k]:bounds[k + 1]].T,
+                  out=every[offsets[k] * n_C:offsets[k + 1] * n_C])
+    every = every.reshape(offsets[-1], n_C, len(rows))
+    first, second = np.array(where).T
+    scores = (every[first] + every[second]).transpose(1, 2, 0)
+    return list(scores + intercepts[:, None, :])
 
 
 def combine_scores(scores, n_classes, multiclass, break_ties=False):

@@ -36,6 +36,7 @@ from .smo import (
     one_class_start,
     smo,
     smo_dense,
+    smo_dense_path,
     smo_one_class,
     smo_regression,
     submatrix,
@@ -85,6 +86,7 @@ __all__ = [
     "dual_objective",
     "smo",
     "smo_dense",
+    "smo_dense_path",
     "submatrix",
     "weighted_gram",
 ]

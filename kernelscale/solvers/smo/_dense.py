@@ -18,8 +18,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ._dense_compiled import outside_box, solution_summary, solve_dense, take_block
+from ._path_compiled import solve_path, take_serial
 
-__all__ = ["smo_dense", "submatrix"]
+__all__ = ["smo_dense", "smo_dense_path", "submatrix"]
+
+# below this many entries a block is gathered by one thread: starting the
+# parallel gather costs more than it saves on a small class pair's block
+_PARALLEL_GATHER = 1 << 18
 
 
 def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, warn=True):
@@ -108,5 +113,66 @@ def submatrix(K, rows, columns=None):
     rows = np.ascontiguousarray(rows, dtype=np.intp)
     columns = rows if columns is None else np.ascontiguousarray(columns, dtype=np.intp)
     out = np.empty((rows.size, columns.size), dtype=K.dtype)
-    take_block(np.ascontiguousarray(K), rows, columns, out)
+    if out.size < _PARALLEL_GATHER:
+        take_serial(np.ascontiguousarray(K), rows, columns, out)
+    else:
+        take_block(np.ascontiguousarray(K), rows, columns, out)
     return out
+
+
+def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
+    """:func:`smo_dense` for every fold and every ``C`` of a path, in one compiled call.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n), float32 or float64, C-contiguous
+        The kernel matrix of the problem's rows.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    weights : ndarray of shape (n_folds, n)
+        Each fold's bound factors: fold ``f`` solves the rows with
+        ``weights[f] > 0`` with bounds ``C * weights[f]`` (0 leaves a row out).
+    Cs : ndarray of shape (n_Cs,)
+        Increasing penalties; each solution starts the next (alpha seeding).
+    tol : float, default=1e-3
+    max_iter : int, default=-1
+        Pair updates per solve; -1 for LIBSVM's ``max(10^7, 100 n)``.
+    warn : bool, default=True
+        Warn when ``max_iter`` stops a solve.
+
+    Returns
+    -------
+    result : dict
+        ``alpha`` (n_folds, n_Cs, n), ``intercept``, ``objective``, ``gap``,
+        ``n_iter`` and ``converged`` (each (n_folds, n_Cs)).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> K = np.array([[1.0, 0.2], [0.2, 1.0]])
+    >>> r = smo_dense_path(K, np.array([1.0, -1.0]), np.ones((1, 2)), np.array([0.1, 1.0]))
+    >>> np.round(r["alpha"][0], 4).tolist()
+    [[0.1, 0.1], [1.0, 1.0]]
+    """
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    weights = np.ascontiguousarray(np.atleast_2d(weights), dtype=np.float64)
+    Cs = np.ascontiguousarray(Cs, dtype=np.float64)
+    if np.any(np.diff(Cs) < 0):
+        raise ValueError("Cs must be increasing: each solution starts the next.")
+    n = y.size
+    if max_iter is None or max_iter < 0:
+        max_iter = max(10_000_000, 100 * n)
+    shape = (weights.shape[0], Cs.size)
+    alpha = np.zeros(shape + (n,))
+    intercept, objective, gap = np.empty(shape), np.empty(shape), np.empty(shape)
+    n_iter = np.empty(shape, dtype=np.int64)
+    solve_path(np.ascontiguousarray(K), y, weights, Cs, float(tol), int(max_iter), alpha,
+               intercept, objective, gap, n_iter)
+    converged = (gap < tol) | (n_iter < max_iter)
+    if warn and not converged.all():
+        warnings.warn(f"SMO stopped after {max_iter} pair updates with violation "
+                      f"{gap[~converged].max():.3g} > tol={tol} ({(~converged).sum()} of "
+                      f"{converged.size} solves); raise max_iter (or tol).",
+                      ConvergenceWarning, stacklevel=2)
+    return {"alpha": alpha, "intercept": intercept, "objective": objective, "gap": gap,
+            "n_iter": n_iter, "converged": converged}

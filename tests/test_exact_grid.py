@@ -1,0 +1,79 @@
+"""The exact family's grid engine: the compiled path of solves, the queue of units
+shared by threads across gammas, and the rows reordered by class for one-vs-one."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_classification
+from sklearn.model_selection import StratifiedKFold
+
+from kernelscale import KernelSVC
+from kernelscale.model_selection import exact_svm_grid
+from kernelscale.solvers import smo_dense, smo_dense_path
+
+
+def _accuracy(y_val, classes):
+    def score(f, values):
+        if values.shape[1] == 1:
+            labels = (values[:, 0] > 0).astype(int)
+        else:
+            from kernelscale.models import combine_scores
+            labels = combine_scores(values, len(classes), "ovo")
+        return float(np.mean(classes[labels] == y_val[f]))
+    return score
+
+
+def test_path_equals_one_solve_per_C_and_fold():
+    X, y = make_classification(200, n_features=6, random_state=0)
+    y_pm = np.where(y > 0, 1.0, -1.0)
+    K = np.exp(-0.2 * ((X[:, None] - X[None]) ** 2).sum(-1)).astype(np.float32)
+    weights = np.ones((2, 200))
+    weights[0, :50] = 0.0  # fold 0 leaves the first 50 rows out
+    weights[1, 150:] = 0.0
+    Cs = np.array([0.1, 1.0, 10.0])
+    path = smo_dense_path(K, y_pm, weights, Cs, tol=1e-5)
+    for f in range(2):
+        live = weights[f] > 0
+        Kf = K[np.ix_(live, live)].copy()
+        for c, C in enumerate(Cs):
+            ref = smo_dense(Kf, y_pm[live], np.full(live.sum(), C), tol=1e-5)
+            assert abs(path["objective"][f, c] - ref["objective"]) <= 1e-5 * abs(ref["objective"])
+            assert np.all(path["alpha"][f, c][~live] == 0)
+            assert path["intercept"][f, c] == pytest.approx(ref["intercept"], abs=1e-3)
+    assert path["converged"].all() and (path["n_iter"] > 0).all()
+
+
+def test_path_needs_increasing_Cs():
+    with pytest.raises(ValueError, match="increasing"):
+        smo_dense_path(np.eye(2), np.array([1.0, -1.0]), np.ones((1, 2)), np.array([1.0, 0.1]))
+
+
+def _grid(X, y, n_jobs, multiclass="ovo"):
+    classes, y_index = np.unique(y, return_inverse=True)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    y_val = [y[val] for _, val in folds]
+    return exact_svm_grid(
+        X, y_index, classes, np.ones(len(y)), folds, gamma_ref=1 / (X.shape[1] * X.var()),
+        factors=[0.5, 1.0, 2.0], Cs=[0.3, 3.0], class_weight=None, multiclass=multiclass,
+        tol=1e-3, score=_accuracy(y_val, classes), memory_budget=2**30, n_jobs=n_jobs), folds
+
+
+@pytest.mark.parametrize("centers", [2, 4])
+def test_threads_give_the_same_grid(centers):
+    X, y = make_blobs(240, centers=centers, cluster_std=3.0, random_state=0)
+    (one, complete_one), _ = _grid(X, y, 1)
+    (two, complete_two), _ = _grid(X, y, 2)
+    assert complete_one and complete_two and len(one) == len(two) == 6
+    for a, b in zip(one, two):
+        assert (a["gamma"], a["C"]) == (b["gamma"], b["C"])
+        assert a["scores"] == b["scores"] and a["n_iter"] == b["n_iter"]
+
+
+def test_one_vs_one_grid_scores_are_each_folds_own_fit():
+    # labels interleaved, so that sorting the rows by class really moves them
+    X, y = make_blobs(300, centers=4, cluster_std=2.5, random_state=1)
+    (records, _), folds = _grid(X, y, 2)
+    for record in records:
+        for f, (train, val) in enumerate(folds):
+            model = KernelSVC(C=record["C"], gamma=record["gamma"]).fit(X[train], y[train])
+            # at most one validation row on the other side of a +-tol boundary
+            assert abs(record["scores"][f] - model.score(X[val], y[val])) <= 1 / len(val) + 1e-12
