@@ -3,12 +3,17 @@ shared by threads across gammas, and the rows reordered by class for one-vs-one.
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_blobs, make_classification
+from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.model_selection import StratifiedKFold
 
 from kernelscale import KernelSVC
-from kernelscale.model_selection import exact_svm_grid
+from kernelscale.model_selection import exact_svm_grid, exact_svm_rows_grid
 from kernelscale.solvers import smo_dense, smo_dense_path
+
+
+@pytest.fixture(scope="module")
+def moons():
+    return make_moons(300, noise=0.3, random_state=0)
 
 
 def _accuracy(y_val, classes):
@@ -47,14 +52,14 @@ def test_path_needs_increasing_Cs():
         smo_dense_path(np.eye(2), np.array([1.0, -1.0]), np.ones((1, 2)), np.array([1.0, 0.1]))
 
 
-def _grid(X, y, n_jobs, multiclass="ovo"):
+def _grid(X, y, n_jobs, multiclass="ovo", budget=2**30):
     classes, y_index = np.unique(y, return_inverse=True)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
     y_val = [y[val] for _, val in folds]
     return exact_svm_grid(
         X, y_index, classes, np.ones(len(y)), folds, gamma_ref=1 / (X.shape[1] * X.var()),
         factors=[0.5, 1.0, 2.0], Cs=[0.3, 3.0], class_weight=None, multiclass=multiclass,
-        tol=1e-3, score=_accuracy(y_val, classes), memory_budget=2**30, n_jobs=n_jobs), folds
+        tol=1e-3, score=_accuracy(y_val, classes), memory_budget=budget, n_jobs=n_jobs), folds
 
 
 @pytest.mark.parametrize("centers", [2, 4])
@@ -77,3 +82,62 @@ def test_one_vs_one_grid_scores_are_each_folds_own_fit():
             model = KernelSVC(C=record["C"], gamma=record["gamma"]).fit(X[train], y[train])
             # at most one validation row on the other side of a +-tol boundary
             assert abs(record["scores"][f] - model.score(X[val], y[val])) <= 1 / len(val) + 1e-12
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_kernel_per_gamma_when_the_distances_do_not_fit(n_jobs):
+    X, y = make_blobs(240, centers=3, cluster_std=3.0, random_state=0)
+    (shared, _), folds = _grid(X, y, n_jobs)
+    # 4 n^2 <= budget < 8 n^2: one kernel at a time, each its own GEMM
+    (own, complete), _ = _grid(X, y, n_jobs, budget=300_000)
+    assert complete
+    for a, b in zip(shared, own):
+        for f, (_, val) in enumerate(folds):
+            assert abs(a["scores"][f] - b["scores"][f]) <= 1 / len(val) + 1e-12
+
+
+def _rows_grid(X, y, budget):
+    classes, y_index = np.unique(y, return_inverse=True)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    y_val = [y[val] for _, val in folds]
+    return exact_svm_rows_grid(
+        X, y_index, classes, np.ones(len(y)), folds, gamma_ref=1 / (X.shape[1] * X.var()),
+        factors=[0.5, 1.0, 2.0], Cs=[0.3, 3.0], class_weight=None, multiclass="ovo",
+        tol=1e-3, score=_accuracy(y_val, classes), memory_budget=budget)
+
+
+@pytest.mark.parametrize("centers", [2, 4])
+@pytest.mark.parametrize("budget", [350_000, 60_000])  # every row cached; a few dozen
+def test_row_cache_grid_equals_the_matrix_grid(centers, budget):
+    X, y = make_blobs(240, centers=centers, cluster_std=3.0, random_state=0)
+    (matrix, _), folds = _grid(X, y, 1)
+    rows, complete = _rows_grid(X, y, budget)
+    assert complete and len(rows) == len(matrix)
+    for a, b in zip(matrix, rows):
+        assert (a["gamma"], a["C"]) == (b["gamma"], b["C"])
+        # the two solvers stop within tol of the same optimum: a row at most may flip
+        for f, (_, val) in enumerate(folds):
+            assert abs(a["scores"][f] - b["scores"][f]) <= 1 / len(val) + 1e-12
+
+
+def test_search_over_the_budget_shares_a_row_cache(moons):
+    from kernelscale import KernelClassifierCV
+    X, y = moons
+    with pytest.warns(UserWarning, match="cache shared by the folds"):
+        small = KernelClassifierCV(families="exact-svm", gamma_factors=[0.5, 2], Cs=[1, 10],
+                                   memory_budget="300K", random_state=0).fit(X, y)
+    full = KernelClassifierCV(families="exact-svm", gamma_factors=[0.5, 2], Cs=[1, 10],
+                              random_state=0).fit(X, y)
+    # the same folds: each fold's score within one validation row of the shared matrix's
+    for k in range(5):
+        assert np.allclose(small.cv_results_[f"split{k}_test_score"],
+                           full.cv_results_[f"split{k}_test_score"], atol=1 / 60 + 1e-12)
+    assert small.best_params_ == full.best_params_
+
+
+def test_search_budget_below_two_rows_is_one_clear_error(moons):
+    from kernelscale import KernelClassifierCV
+    X, y = moons
+    with pytest.raises(Exception, match=r"cannot hold two kernel rows of \d+ values .* give "
+                                        r"memory_budget >= "):
+        KernelClassifierCV(families="exact-svm", memory_budget="2K").fit(X, y)

@@ -7,13 +7,12 @@ before the deadline.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
-from sklearn.base import clone
 
 from .._config import format_bytes
+from .._validation import MemoryBudgetError
 from ..feature_maps import Nystroem
 from ..models import (
     ApproxKernelSVC,
@@ -23,7 +22,8 @@ from ..models import (
     combine_scores,
     plus_minus_targets,
 )
-from ._exact import exact_svm_bytes, exact_svm_grid
+from ._exact import exact_matrix_bytes, exact_svm_bytes, exact_svm_grid
+from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
 from ._features import NYSTROM_RCOND, nystrom_svm_bytes, nystrom_svm_grid, nystrom_svm_solver
 from ._least_squares import falkon_grid
 from ._space import SCORERS
@@ -77,15 +77,23 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     factors = middle_out(space["factors"])
     if family == "exact-svm":
         n = X.shape[0]
-        if exact_svm_bytes(n) > s["memory_budget"]:
+        shared = exact_matrix_bytes(n) <= s["memory_budget"]
+        if not shared:
+            if CACHE_SHARE * s["memory_budget"] < 8 * n:
+                raise MemoryBudgetError(
+                    f"memory_budget ({format_bytes(s['memory_budget'])}) cannot hold two "
+                    f"kernel rows of {n} values in the exact SVM's row cache "
+                    f"({CACHE_SHARE:.0%} of the budget); give memory_budget >= "
+                    f"{format_bytes(8 * n / CACHE_SHARE)} (ideally hundreds of rows: "
+                    f"{format_bytes(4 * n * 256 / CACHE_SHARE)}), or another family.")
             warnings.warn(
-                f"The exact SVM's shared matrices for {n} rows need "
-                f"{format_bytes(exact_svm_bytes(n))}, over the memory budget "
-                f"({format_bytes(s['memory_budget'])}): every grid point is fitted on its own "
-                f"(much slower); memory_budget >= {format_bytes(exact_svm_bytes(n))} shares "
-                "them.", UserWarning, stacklevel=4)
-            return _fold_by_fold(task, data, folds, space, settings, factors, deadline,
-                                 on_unit)
+                f"The exact SVM's kernel matrix for {n} rows needs "
+                f"{format_bytes(exact_matrix_bytes(n))}, over the memory budget "
+                f"({format_bytes(s['memory_budget'])}): the grid reads kernel rows through a "
+                f"cache shared by the folds and the values of C (slower); memory_budget >= "
+                f"{format_bytes(exact_matrix_bytes(n))} holds the matrix, >= "
+                f"{format_bytes(exact_svm_bytes(n))} also shares the distances across "
+                "gammas.", UserWarning, stacklevel=4)
 
         classes = data["classes"]
 
@@ -95,12 +103,17 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
 
         def unit(records):
             on_unit([_svm_record(r) for r in records])
-        records, complete = exact_svm_grid(
-            X, data["y_index"], classes, data["sample_weight"], folds,
-            gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
-            class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
-            score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
-            n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
+        options = dict(gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
+                       class_weight=s["class_weight"], multiclass=s["multiclass"],
+                       tol=s["tol"], score=lambda f, values: scorers[f](values),
+                       memory_budget=s["memory_budget"], deadline=deadline, on_unit=unit)
+        if shared:
+            records, complete = exact_svm_grid(
+                X, data["y_index"], classes, data["sample_weight"], folds,
+                n_jobs=s["n_jobs"], **options)
+        else:
+            records, complete = exact_svm_rows_grid(
+                X, data["y_index"], classes, data["sample_weight"], folds, **options)
         return [_svm_record(r) for r in records], complete
     if family == "nystrom-svm":
         return _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit)
@@ -192,35 +205,3 @@ def _falkon_record(r):
     return {"params": {"family": "falkon", "gamma": float(r["gamma"]), "alpha": r["alpha"],
                        "n_components": r["n_components"]},
             **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
-
-
-def _fold_by_fold(task, data, folds, space, settings, factors, deadline, on_unit):
-    """The exact SVM's grid without shared matrices: one KernelSVC per point and fold."""
-    s, X, y = settings, data["X"], data["y"]
-    score_of = [_scorer(s["scoring"], y[val]) for _, val in folds]
-    base = KernelSVC(class_weight=s["class_weight"], multiclass=s["multiclass"], tol=s["tol"],
-                     break_ties=s["break_ties"], memory_budget=s["memory_budget"])
-    labels = SCORERS[s["scoring"]][1] == "labels"
-    records = []
-    for factor in factors:
-        if records and deadline is not None and time.perf_counter() > deadline:
-            return records, False
-        gamma = space["gamma_ref"] * factor
-        for C in np.sort(space["Cs"]):
-            record = {"params": {"family": "exact-svm", "gamma": float(gamma), "C": float(C)},
-                      "scores": [], "fit_times": [], "score_times": []}
-            for f, (train, val) in enumerate(folds):
-                model = clone(base).set_params(C=float(C), gamma=float(gamma))
-                t0 = time.perf_counter()
-                model.fit(X[train], y[train], data["sample_weight"][train])
-                t1 = time.perf_counter()
-                if labels:
-                    score = SCORERS[s["scoring"]][0](y[val], model.predict(X[val]))
-                else:
-                    score = score_of[f](model.decision_function(X[val]))
-                record["scores"].append(float(score))
-                record["fit_times"].append(t1 - t0)
-                record["score_times"].append(time.perf_counter() - t1)
-            records.append(record)
-        on_unit(records)
-    return records, True

@@ -1,12 +1,14 @@
 """The exact SVM over a (gamma, C) grid, sharing every kernel evaluation.
 
 The squared distances between all rows are computed once (one GEMM); each gamma
-is then one elementwise exp of them; each fold's training and validation kernel
-blocks are cut out of that (no kernel is ever recomputed); each class pair reads
-its rows from the fold's block; and along increasing ``C`` every binary problem
-starts from its solution for the previous ``C`` (alpha seeding). The solutions
-are LIBSVM's (the same dual, the same stopping rule), so every grid point's
-cross-validated score is the one ``GridSearchCV(SVC)`` measures on the same folds.
+is then one elementwise exp of them (when the distances and a kernel do not
+both fit the memory budget, each gamma's kernel is its own GEMM instead); each
+fold's training and validation kernel blocks are cut out of that (no kernel is
+ever recomputed); each class pair reads its rows from the fold's block; and
+along increasing ``C`` every binary problem starts from its solution for the
+previous ``C`` (alpha seeding). The solutions are LIBSVM's (the same dual, the
+same stopping rule), so every grid point's cross-validated score is the one
+``GridSearchCV(SVC)`` measures on the same folds.
 
 The work is a queue of units, gamma by gamma: one unit per class pair (all
 folds and every ``C``) when there are many problems, one per (problem, fold)
@@ -34,7 +36,7 @@ from ..models import (
     warn_unconverged,
 )
 
-__all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix"]
+__all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_kernel_matrix"]
 
 # numba's parallel regions (the exp, large gathers) are entered by one thread at a
 # time: its default threading layer without TBB or OpenMP is not reentrant
@@ -44,6 +46,11 @@ _PARALLEL_REGION = threading.Lock()
 def exact_svm_bytes(n_rows):
     """Memory the shared matrices need: the distances and the kernel of one gamma (float32)."""
     return 8 * n_rows * n_rows
+
+
+def exact_matrix_bytes(n_rows):
+    """Memory of one gamma's kernel matrix (float32): the least the matrix grid needs."""
+    return 4 * n_rows * n_rows
 
 
 def _class_order(X, y_index, sample_weight, folds):
@@ -119,7 +126,10 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         X, y_index, sample_weight, folds = _class_order(X, y_index, sample_weight, folds)
     kernel = RBF(gamma_ref)
     start = time.perf_counter()
-    D = kernel.distances(X, dtype=np.float32, memory_budget=memory_budget)
+    n = X.shape[0]
+    # under 8 n^2 bytes the distances are not kept: each gamma's kernel is its own GEMM
+    D = (kernel.distances(X, dtype=np.float32, memory_budget=memory_budget)
+         if exact_svm_bytes(n) <= memory_budget else None)
     n_configs = len(factors) * len(Cs)
     shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
@@ -132,10 +142,10 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     per_gamma = len(problems) * (len(folds) if few else 1)
     gammas = [_Gamma(k, f, len(folds), len(Cs), len(problems), per_gamma)
               for k, f in enumerate(factors)]
-    # kernels held at once: D and one are in exact_svm_bytes; more only as the budget allows
+    # kernels held at once: as many as the budget allows beside the distances
+    one = exact_matrix_bytes(n)
     slots = threading.BoundedSemaphore(
-        max(1, min(n_jobs, (memory_budget - exact_svm_bytes(X.shape[0])) // max(D.nbytes, 1)
-                   + 1)))
+        max(1, min(n_jobs, (memory_budget - (0 if D is None else one)) // max(one, 1))))
     lock = threading.Lock()
     records, opened = [], []
 
@@ -152,7 +162,11 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                     slots.acquire()
                     with _PARALLEL_REGION:
                         t0 = time.perf_counter()
-                        g.K = kernel.from_distances(D, g.factor)
+                        if D is None:
+                            g.K = RBF(gamma_ref * g.factor).gram(
+                                X, dtype=np.float32, memory_budget=memory_budget - one)
+                        else:
+                            g.K = kernel.from_distances(D, g.factor)
                         g.exp_s = time.perf_counter() - t0
         return g.K
 

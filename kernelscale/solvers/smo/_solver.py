@@ -116,7 +116,7 @@ class _State:
 
 
 def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrinking=True,
-        verbose=0, alpha0=None, monitor=None, linear_term=None):
+        verbose=0, alpha0=None, monitor=None, linear_term=None, share_cache=False):
     """Solve the binary SVM dual; see the module docstring.
 
     Parameters
@@ -145,6 +145,10 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
     linear_term : ndarray of shape (n_samples,), default=None
         ``p`` of the dual ``1/2 a^T Q a + p^T a`` (LIBSVM's general form, used
         by SVR and the one-class SVM); None for the classifier's ``-e``.
+    share_cache : bool, default=False
+        Keep the cached rows whole and in place, for the next call on the same
+        rows (a grid search's folds and values of ``C``): shrinking then never
+        compacts them. Implied when the cache holds every row.
 
     Returns
     -------
@@ -164,7 +168,7 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         G += y * rows.cross(np.arange(n), sv, y[sv] * alpha[sv])
     st = _State(y, C, alpha, G, p)
     # rows are compacted to the active columns only when they are not shared
-    compact = shrinking and not cache.holds_all
+    compact = shrinking and not (cache.holds_all or share_cache)
     if compact:
         cache.clear()
         cache.width = n

@@ -1,0 +1,93 @@
+"""The exact SVM's grid when the kernel matrix does not fit: one row cache per gamma,
+shared by every fold and every ``C``.
+
+Over ``memory_budget`` the distances and the kernel of all rows (``8 n^2``
+bytes) cannot be held, but a search still need not pay for a fit per grid point
+and fold: for each gamma and binary problem one LRU cache of kernel rows
+(half the budget) serves the five folds (a fold leaves its validation rows out
+by giving them a zero bound, so its rows are the cache's rows) and the whole
+path of increasing ``C``, warm-started as on the matrix. The cache has
+:data:`CACHE_SHARE` of the budget: when it holds every row (``4 n^2`` bytes,
+so from a budget of ``5.3 n^2``), each kernel row is computed at most once per
+gamma; otherwise the least recently used rows are recomputed as SMO asks for
+them again. The validation scores come from kernel blocks of the validation
+rows against the training rows, computed block by block in the rest.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..kernels import RBF
+from ..models import fold_svm_problems, svm_decision_values
+from ..solvers import KernelRows, RowCache, smo
+
+__all__ = ["exact_svm_rows_grid", "CACHE_SHARE"]
+
+#: The row cache's share of the memory budget (the rest: kernel temporaries)
+CACHE_SHARE = 0.75
+
+
+def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
+                        class_weight, multiclass, tol, score, memory_budget, deadline=None,
+                        on_unit=None):
+    """:func:`exact_svm_grid`'s records through row caches instead of the whole matrix.
+
+    Parameters and returns are :func:`kernelscale.model_selection.exact_svm_grid`'s
+    (problems are solved one after another: each has its cache).
+    """
+    Cs = np.sort(np.asarray(Cs, dtype=np.float64))
+    fold_problems = fold_svm_problems(y_index, classes, sample_weight,
+                                      [train for train, _ in folds], class_weight, multiclass)
+    problems = fold_problems[-1]
+    n = X.shape[0]
+    aux_budget = int((1 - CACHE_SHARE) * memory_budget) // 2
+    records = []
+    for factor in factors:
+        if records and deadline is not None and time.perf_counter() > deadline:
+            return records, False
+        kernel = RBF(gamma_ref * factor)
+        results = [[[None] * len(problems) for _ in Cs] for _ in folds]
+        t0 = time.perf_counter()
+        for p, (members, y_pm, _) in enumerate(problems):
+            rows = KernelRows(X if members is None else X[members], kernel, aux_budget)
+            cache = RowCache(rows, int(CACHE_SHARE * memory_budget))
+            for f in range(len(folds)):
+                weights = fold_problems[f][p][2]
+                alpha = None
+                for c, C in enumerate(Cs):
+                    bounds = np.where(weights > 0, C * weights, 0.0)  # 0 stays 0 for C = inf
+                    res = smo(rows, cache, y_pm, bounds, tol=tol, alpha0=alpha,
+                              share_cache=True)
+                    alpha = res["alpha"]
+                    results[f][c][p] = res
+        solve_s = time.perf_counter() - t0
+        iterations = np.array([[sum(r["n_iter"] for r in results[f][c])
+                                for c in range(len(Cs))] for f in range(len(folds))], float)
+        share = iterations / max(iterations.sum(), 1.0)
+        per_C = [{"gamma": gamma_ref * factor, "C": float(C), "scores": [], "fit_times": [],
+                  "score_times": [], "n_iter": 0} for C in Cs]
+        # validation kernel blocks (float32) and their temporaries in the rest
+        block = max(1, aux_budget // (4 * max(n, 1)))
+        for f, (_, val) in enumerate(folds):
+            t0 = time.perf_counter()
+            parts = []
+            for lo in range(0, len(val), block):
+                K_val = kernel.gram(X[val[lo:lo + block]], X, dtype=np.float32,
+                                    memory_budget=aux_budget)
+                parts.append(svm_decision_values(K_val, np.arange(K_val.shape[0]), problems,
+                                                 results[f], len(classes), multiclass))
+            path_scores = [np.concatenate([part[c] for part in parts]) for c in range(len(Cs))]
+            score_s = (time.perf_counter() - t0) / len(Cs)
+            for c, record in enumerate(per_C):
+                t1 = time.perf_counter()
+                record["scores"].append(score(f, path_scores[c]))
+                record["score_times"].append(score_s + time.perf_counter() - t1)
+                record["fit_times"].append(solve_s * share[f, c])
+                record["n_iter"] += int(iterations[f, c])
+        records += per_C
+        if on_unit is not None:
+            on_unit(records)
+    return records, True
