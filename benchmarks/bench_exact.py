@@ -12,10 +12,18 @@ Experiments:
 ``mnist``  MNIST-10k (8,000 / 2,000), C=10, gamma="scale": ``KernelSVC`` one-vs-one (the
            default, as LIBSVM trains) and one-vs-rest vs ``SVC`` and sklearnex's ``SVC``.
 ``dsgd``   ``DoublySGDSVC`` on a9a and MNIST-10k: accuracy and time vs iterations (plot).
+``shapes`` the seven data sets of issue 19 in one run: a9a, MNIST-10k, the main job's
+           synthetic problem at 20k and 75k rows, 26 classes x 16 features x 16k rows,
+           binary 10 features x 14k rows, imbalanced binary 22 features x 50k rows (10%
+           positive). ``KernelSVC(n_jobs=2)`` against sklearnex's and scikit-learn's
+           ``SVC``, same C and gamma="scale", fit + predict, interleaved, medians of
+           --repeats (scikit-learn's once, and only up to --sklearn-max-rows rows: it
+           takes minutes a fit beyond); ratios ours / sklearnex, accuracy, and for
+           binary sets the dual objective of each side's solution.
 
 Usage::
 
-    python benchmarks/bench_exact.py [--experiments a9a mnist dsgd] [--repeats 3]
+    python benchmarks/bench_exact.py [--experiments a9a mnist dsgd shapes] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -168,11 +176,91 @@ def dsgd_experiment():
     return out
 
 
+def _shape_data(name):
+    """Training and test rows of one of the issue's data sets (dense float64)."""
+    from sklearn.datasets import make_classification
+
+    from kernelscale.datasets import make_synthetic_problem
+
+    if name == "a9a":
+        X, y, Xt, yt = load_a9a()
+        return X.toarray(), y, Xt.toarray(), yt, 1.0
+    if name == "mnist10k":
+        return (*load_mnist10k(), 10.0)
+    if name.startswith("synthetic"):
+        X, Xt, y, yt = make_synthetic_problem(random_state=0)
+        rows = {"synthetic20k": 20_000, "synthetic75k": X.shape[0]}[name]
+        return (X[:rows].astype(np.float64), y[:rows], Xt[:rows // 3].astype(np.float64),
+                yt[:rows // 3], 1.0)
+    shapes = {  # rows, test rows, make_classification arguments
+        "classes26": (16_000, 4_000, dict(n_features=16, n_informative=14, n_redundant=2,
+                                          n_classes=26, n_clusters_per_class=2,
+                                          class_sep=2.0, flip_y=0.01)),
+        "binary10": (14_000, 4_000, dict(n_features=10, n_informative=8, n_redundant=2)),
+        "imbalanced": (50_000, 10_000, dict(n_features=22, n_informative=10, n_redundant=4,
+                                            weights=[0.9], flip_y=0.01)),
+    }
+    rows, test, params = shapes[name]
+    X, y = make_classification(rows + test, random_state=0, **params)
+    return X[:rows], y[:rows], X[rows:], y[rows:], 1.0
+
+
+SHAPES = ["a9a", "mnist10k", "synthetic20k", "synthetic75k", "classes26", "binary10",
+          "imbalanced"]
+
+
+def shapes_experiment(repeats, sklearn_max_rows, names):
+    intel = sklearnex_svc()
+    out = {}
+    for name in names:
+        X, y, Xt, yt, C = _shape_data(name)
+        binary = np.unique(y).size == 2
+        contenders = [("KernelSVC", lambda C=C: KernelSVC(C=C, gamma="scale", n_jobs=2,
+                                                         cache_size=CACHE_MB))]
+        if intel is not None:
+            contenders.append(("sklearnex SVC", lambda C=C: intel(C=C, gamma="scale",
+                                                                  cache_size=CACHE_MB)))
+        print(f"\n== {name}: {X.shape[0]} x {X.shape[1]}, {np.unique(y).size} classes, "
+              f"test {Xt.shape[0]}, C={C:g}", flush=True)
+        summary, models = head_to_head(name, contenders, (X, y, Xt, yt), repeats)
+        if X.shape[0] <= sklearn_max_rows:
+            once, sk_models = head_to_head(name, [("sklearn SVC", lambda C=C: SVC(
+                C=C, gamma="scale", cache_size=CACHE_MB))], (X, y, Xt, yt), 1)
+            summary.update(once)
+            models.update(sk_models)
+        ours = summary["KernelSVC"]
+        for label in ("sklearnex SVC", "sklearn SVC"):
+            if label in summary:
+                ours[f"ratio_vs_{label.split()[0]}"] = ours["total_s"] / summary[label]["total_s"]
+        if binary:
+            kernel = make_kernel("rbf", X, gamma="scale")
+            summary["dual_objective"] = {label: dual_objective(model, X, kernel)
+                                         for label, model in models.items()}
+        out[name] = summary
+        print(f"  {name}: ours {ours['total_s']:.2f} s acc {ours['accuracy']:.4f}; " + "; ".join(
+            f"{label} {summary[label]['total_s']:.2f} s acc {summary[label]['accuracy']:.4f}"
+            for label in ("sklearnex SVC", "sklearn SVC") if label in summary)
+            + "; ratios " + ", ".join(f"{k} {v:.3f}" for k, v in ours.items()
+                                      if k.startswith("ratio")), flush=True)
+        if "dual_objective" in summary:
+            print(f"  dual objectives: {summary['dual_objective']}", flush=True)
+    ratios = [s["KernelSVC"].get("ratio_vs_sklearnex") for s in out.values()]
+    ratios = [r for r in ratios if r is not None]
+    if ratios:
+        print(f"\nours / sklearnex fit+predict: {', '.join(f'{r:.3f}' for r in ratios)}; "
+              f"median {np.median(ratios):.3f} (goal: every one <= 0.667, median <= 0.5)")
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiments", nargs="+", default=["a9a", "mnist", "dsgd"],
-                        choices=["a9a", "mnist", "dsgd"])
+                        choices=["a9a", "mnist", "dsgd", "shapes"])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--shapes", nargs="+", default=SHAPES, choices=SHAPES,
+                        help="the data sets of the shapes experiment")
+    parser.add_argument("--sklearn-max-rows", type=int, default=35_000,
+                        help="shapes: scikit-learn's SVC only up to this many training rows")
     args = parser.parse_args(argv)
     path = RESULTS / "exact.json"
     payload = json.loads(path.read_text()) if path.exists() else {}
@@ -183,6 +271,9 @@ def main(argv=None):
             payload["a9a"] = a9a_experiment(args.repeats)
         elif name == "mnist":
             payload["mnist"] = mnist_experiment(args.repeats)
+        elif name == "shapes":
+            payload["shapes"] = shapes_experiment(args.repeats, args.sklearn_max_rows,
+                                                  args.shapes)
         else:
             payload["dsgd"] = dsgd_experiment()
         payload["load_after"] = machine_state()

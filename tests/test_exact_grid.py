@@ -141,3 +141,13 @@ def test_search_budget_below_two_rows_is_one_clear_error(moons):
     with pytest.raises(Exception, match=r"cannot hold two kernel rows of \d+ values .* give "
                                         r"memory_budget >= "):
         KernelClassifierCV(families="exact-svm", memory_budget="2K").fit(X, y)
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_kernel_svc_threads_solve_the_same_problems(multiclass):
+    X, y = make_blobs(300, centers=4, cluster_std=2.5, random_state=0)
+    one = KernelSVC(multiclass=multiclass).fit(X, y)
+    two = KernelSVC(multiclass=multiclass, n_jobs=2).fit(X, y)
+    assert np.array_equal(one.support_, two.support_)
+    assert np.array_equal(one.dual_coef_, two.dual_coef_)
+    assert np.array_equal(one.intercept_, two.intercept_)

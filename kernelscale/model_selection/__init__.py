@@ -3,7 +3,7 @@
 from ._choice import EXACT_MAX_ROWS, choose_families
 from ._exact import exact_kernel_matrix, exact_matrix_bytes, exact_svm_bytes, exact_svm_grid
 from ._exact_rows import exact_svm_rows_grid
-from ._features import nystrom_svm_grid
+from ._features import nystrom_svm_grid, rff_svm_grid
 from ._least_squares import falkon_grid, fold_statistics, ridge_path
 from ._results import cv_results, leaderboard
 from ._search import KernelClassifierCV, KernelRegressorCV, SearchTimeError
@@ -19,7 +19,7 @@ from ._space import (
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "choose_families",
            "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
            "exact_matrix_bytes", "exact_svm_rows_grid",
-           "falkon_grid", "nystrom_svm_grid", "fold_statistics", "ridge_path", "cv_results",
-           "leaderboard",
+           "falkon_grid", "nystrom_svm_grid", "rff_svm_grid", "fold_statistics", "ridge_path",
+           "cv_results", "leaderboard",
            "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_CS",
            "DEFAULT_GAMMA_FACTORS", "default_alphas"]

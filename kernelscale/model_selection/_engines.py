@@ -13,7 +13,7 @@ import numpy as np
 
 from .._config import format_bytes
 from .._validation import MemoryBudgetError
-from ..feature_maps import Nystroem
+from ..feature_maps import Nystroem, RandomFourierFeatures
 from ..models import (
     ApproxKernelSVC,
     KernelSVC,
@@ -24,7 +24,14 @@ from ..models import (
 )
 from ._exact import exact_matrix_bytes, exact_svm_bytes, exact_svm_grid
 from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
-from ._features import NYSTROM_RCOND, nystrom_svm_bytes, nystrom_svm_grid, nystrom_svm_solver
+from ._features import (
+    NYSTROM_RCOND,
+    nystrom_svm_bytes,
+    nystrom_svm_grid,
+    nystrom_svm_solver,
+    rff_svm_bytes,
+    rff_svm_grid,
+)
 from ._least_squares import falkon_grid
 from ._space import SCORERS
 
@@ -115,8 +122,8 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
             records, complete = exact_svm_rows_grid(
                 X, data["y_index"], classes, data["sample_weight"], folds, **options)
         return [_svm_record(r) for r in records], complete
-    if family == "nystrom-svm":
-        return _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit)
+    if family in FEATURE_SVMS:
+        return _feature_svm(family, data, folds, space, settings, factors, deadline, on_unit)
     # falkon
     if task == "classifier":
         classes = data["classes"]
@@ -142,13 +149,20 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     return [_falkon_record(r) for r in records], complete
 
 
-def _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit):
+#: feature-map SVM families: (the grid, its memory, the map's name in messages)
+FEATURE_SVMS = {"nystrom-svm": (nystrom_svm_grid, nystrom_svm_bytes, "landmarks"),
+                "rff-svm": (rff_svm_grid, rff_svm_bytes, "random Fourier features")}
+
+
+def _feature_svm(family, data, folds, space, settings, factors, deadline, on_unit):
     s, classes = settings, data["classes"]
-    n, m = data["X"].shape[0], min(space["n_components"], data["X"].shape[0])
-    need = nystrom_svm_bytes(n, m)
+    grid, memory, what = FEATURE_SVMS[family]
+    n = data["X"].shape[0]
+    m = space["n_components"] if family == "rff-svm" else min(space["n_components"], n)
+    need = memory(n, m)
     if need > s["memory_budget"]:
-        fits = max(1, s["memory_budget"] // nystrom_svm_bytes(n, 1))
-        raise ValueError(f"The Nystrom SVM family's shared arrays for {n} rows x {m} landmarks "
+        fits = max(1, s["memory_budget"] // memory(n, 1))
+        raise ValueError(f"The {family} family's shared arrays for {n} rows x {m} {what} "
                          f"need {format_bytes(need)}, over memory_budget "
                          f"({format_bytes(s['memory_budget'])}): give memory_budget >= "
                          f"{format_bytes(need)} or n_components <= {fits}.")
@@ -157,21 +171,20 @@ def _nystrom_svm(data, folds, space, settings, factors, deadline, on_unit):
         return combine_scores(values, len(classes), "ovr")
     scorers = [_scorer(s["scoring"], data["y"][val], argmax, classes) for _, val in folds]
 
+    def record(r):
+        return {"params": {"family": family, "gamma": float(r["gamma"]), "C": r["C"],
+                           "n_components": r["n_components"]},
+                **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
+
     def unit(records):
-        on_unit([_nystrom_record(r) for r in records])
-    records, complete = nystrom_svm_grid(
+        on_unit([record(r) for r in records])
+    records, complete = grid(
         data["X"], data["y_index"], classes, data["sample_weight"], folds,
         gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
         n_components=m, class_weight=s["class_weight"], random_state=s["random_state"],
         score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
         n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
-    return [_nystrom_record(r) for r in records], complete
-
-
-def _nystrom_record(r):
-    return {"params": {"family": "nystrom-svm", "gamma": float(r["gamma"]), "C": r["C"],
-                       "n_components": r["n_components"]},
-            **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
+    return [record(r) for r in records], complete
 
 
 def classifier_model(p, s):
@@ -180,7 +193,15 @@ def classifier_model(p, s):
     if p["family"] == "exact-svm":
         return KernelSVC(C=p["C"], gamma=p["gamma"], class_weight=s["class_weight"],
                          multiclass=s["multiclass"], break_ties=s["break_ties"],
-                         memory_budget=s["memory_budget"])
+                         memory_budget=s["memory_budget"], n_jobs=s["n_jobs"])
+    if p["family"] == "rff-svm":
+        # the draw the search made: the same frequencies and phases from the same seed
+        features = RandomFourierFeatures(n_components=p["n_components"], gamma=p["gamma"],
+                                         random_state=s["random_state"])
+        return ApproxKernelSVC(feature_map=features, C=p["C"], class_weight=s["class_weight"],
+                               solver=nystrom_svm_solver(p["n_components"]),
+                               memory_budget=s["memory_budget"],
+                               random_state=s["random_state"])
     if p["family"] == "nystrom-svm":
         # the landmarks the search drew: the same draw from the same rows and seed
         landmarks = Nystroem(n_components=p["n_components"], gamma=p["gamma"],

@@ -1,18 +1,26 @@
-"""The Nystrom SVM over a (gamma, C) grid: landmark distances once, a linear SVM path per fold.
+"""Feature-map SVMs over a (gamma, C) grid: the map's expensive part once, a linear SVM
+path per fold.
 
-The model is :class:`kernelscale.ApproxKernelSVC` on an eigendecomposed
-Nystroem map (``K_mm^{-1/2}`` restricted to its numerically non-null part): the
-squared-hinge SVM of LIBLINEAR on the features ``z(x) = K_mm^{-1/2} k(L, x)``.
-The search shares:
+The models are :class:`kernelscale.ApproxKernelSVC` (LIBLINEAR's squared-hinge
+SVM) on one of two maps, whose gamma-free part is computed once for the grid:
 
-- the landmarks (drawn once, uniformly, by ``random_state``, as the refitted
-  model's :class:`kernelscale.feature_maps.Nystroem` draws them) and the squared
-  distances of every row to them: each gamma is one elementwise exp and one
-  product with the whitening of ``K_mm`` (one eigendecomposition per gamma);
-- the features of all rows: a fold's training and validation features are rows
-  of them, never recomputed;
-- along increasing ``C`` each fold's solution starts the next (Newton / L-BFGS
-  warm start), so a path costs little more than its last point.
+- ``"nystrom-svm"``: an eigendecomposed Nystroem map (``K_mm^{-1/2}``
+  restricted to its numerically non-null part), ``z(x) = K_mm^{-1/2} k(L, x)``.
+  The landmarks are drawn once, uniformly, by ``random_state``, as the refitted
+  model's :class:`kernelscale.feature_maps.Nystroem` draws them, and the
+  squared distances of every row to them are kept: each gamma is one
+  elementwise exp and one product with the whitening of ``K_mm`` (one
+  eigendecomposition per gamma).
+- ``"rff-svm"``: random Fourier features ``sqrt(2 / D) cos(sqrt(2 gamma) x W0
+  + b)`` with the standard-normal draw ``W0`` and the phases ``b`` that the
+  refitted :class:`kernelscale.feature_maps.RandomFourierFeatures` draws from
+  the same ``random_state``: the projections ``X W0`` are one GEMM for the
+  grid, each gamma one rescaling and one cosine.
+
+Both then share the features of all rows (a fold's training and validation
+features are rows of them, never recomputed) and, along increasing ``C``, each
+fold's solution starts the next (Newton / L-BFGS warm start), so a path costs
+little more than its last point.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ from ..kernels import RBF
 from ..models import base_weights, fit_linear_svm
 from ._least_squares import whitening
 
-__all__ = ["nystrom_svm_grid", "nystrom_svm_bytes", "nystrom_svm_solver", "NYSTROM_RCOND"]
+__all__ = ["nystrom_svm_grid", "nystrom_svm_bytes", "nystrom_svm_solver", "NYSTROM_RCOND",
+           "rff_svm_grid", "rff_svm_bytes"]
 
 #: Relative eigenvalue cutoff of ``K_mm``: the search's and the refitted map's.
 NYSTROM_RCOND = 1e-12
@@ -46,6 +55,11 @@ def nystrom_svm_solver(n_components):
 def nystrom_svm_bytes(n_rows, n_components):
     """Memory the shared arrays need: distances, kernel (float64) and features (float32)."""
     return 20 * n_rows * n_components
+
+
+def rff_svm_bytes(n_rows, n_components):
+    """Memory the shared arrays need: projections, features and a temporary (float32)."""
+    return 12 * n_rows * n_components
 
 
 def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
@@ -91,14 +105,60 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
     # multiplies the kernel's rounding by up to 1/sqrt(rcond); only Z is float32
     D_nm = kernel.distances(X, landmarks, dtype=np.float64, memory_budget=memory_budget)
     D_mm = kernel.distances(landmarks, dtype=np.float64, memory_budget=memory_budget)
+    K_nm = np.empty_like(D_nm)
+
+    def features(factor):
+        kernel.from_distances(D_nm, factor, out=K_nm)
+        # the cutoff of Nystroem(decomposition="eigh"): against the unit diagonal
+        basis = whitening(kernel.from_distances(D_mm, factor), NYSTROM_RCOND, scale=1.0)
+        return (K_nm @ basis).astype(np.float32)
+    return _feature_svm_grid(
+        features, time.perf_counter() - start, y_index, classes, sample_weight, folds,
+        gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,
+        class_weight=class_weight, random_state=random_state, score=score,
+        memory_budget=memory_budget, n_jobs=n_jobs, deadline=deadline, on_unit=on_unit)
+
+
+def rff_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
+                 n_components, class_weight, random_state, score, memory_budget, n_jobs=1,
+                 deadline=None, on_unit=None):
+    """Cross-validated scores of the random-Fourier-feature SVM (RBF) over the grid.
+
+    Parameters and returns are :func:`nystrom_svm_grid`'s; ``n_components`` is
+    the number of features ``D`` (random-phase cosines).
+    """
+    start = time.perf_counter()
+    rng = np.random.RandomState(random_state)
+    # RandomFourierFeatures(kind="cos", sampling="iid") draws in this order
+    W0 = rng.standard_normal((X.shape[1], n_components))
+    offset = rng.uniform(0.0, 2.0 * np.pi, size=n_components).astype(np.float32)
+    projection = np.asarray(X @ W0, dtype=np.float32)
+    Z = np.empty_like(projection)
+    scale = np.float32(np.sqrt(2.0 / n_components))
+
+    def features(factor):
+        np.multiply(projection, np.float32(np.sqrt(2.0 * gamma_ref * factor)), out=Z)
+        np.add(Z, offset, out=Z)
+        np.cos(Z, out=Z)
+        return np.multiply(Z, scale, out=Z)
+    return _feature_svm_grid(
+        features, time.perf_counter() - start, y_index, classes, sample_weight, folds,
+        gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,
+        class_weight=class_weight, random_state=random_state, score=score,
+        memory_budget=memory_budget, n_jobs=n_jobs, deadline=deadline, on_unit=on_unit)
+
+
+def _feature_svm_grid(features, shared_s, y_index, classes, sample_weight, folds, *,
+                      gamma_ref, factors, Cs, n_components, class_weight, random_state,
+                      score, memory_budget, n_jobs, deadline, on_unit):
+    """The grid over ``features(factor)`` (all rows, float32): a warm path per fold."""
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
-    shared = (time.perf_counter() - start) / (len(factors) * len(Cs) * len(folds))
+    shared = shared_s / (len(factors) * len(Cs) * len(folds))
     fold_data = []
     for train, _ in folds:
         weights, balanced = base_weights(class_weight, classes, y_index[train],
                                          sample_weight[train])
         fold_data.append((train, weights, balanced))
-    K_nm = np.empty_like(D_nm)
     records = []
     for factor in factors:
         if records and deadline is not None and time.perf_counter() > deadline:
@@ -106,10 +166,7 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
         per_C = [{"gamma": gamma_ref * factor, "C": float(C), "n_components": int(n_components),
                   "scores": [], "fit_times": [], "score_times": []} for C in Cs]
         t0 = time.perf_counter()
-        kernel.from_distances(D_nm, factor, out=K_nm)
-        # the cutoff of Nystroem(decomposition="eigh"): against the unit diagonal
-        basis = whitening(kernel.from_distances(D_mm, factor), NYSTROM_RCOND, scale=1.0)
-        Z = (K_nm @ basis).astype(np.float32)
+        Z = features(factor)
         common = (time.perf_counter() - t0) / (len(Cs) * len(folds))
         for f, (train, weights, balanced) in enumerate(fold_data):
             Z_train, Z_val = Z[train], Z[folds[f][1]]

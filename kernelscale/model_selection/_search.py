@@ -228,7 +228,8 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
     ----------
     """ + DOC_PARAMS.format(
         families='"exact-svm" (KernelSVC), "falkon" (NystromKernelRidgeClassifier), '
-                 '"nystrom-svm" (ApproxKernelSVC on a Nystroem map)',
+                 '"nystrom-svm" (ApproxKernelSVC on a Nystroem map), "rff-svm" '
+                 '(ApproxKernelSVC on random Fourier features)',
         penalty="""Cs : list of float, default=None
         SVM penalties; None means 10^-1 .. 10^2 in half decades (7 values).
     alphas : list of float, default=None

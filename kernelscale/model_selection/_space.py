@@ -24,6 +24,9 @@ CLASSIFIER_FAMILIES = {
     "nystrom-svm": "ApproxKernelSVC on a Nystroem map (squared-hinge SVM on landmark "
                    "features), landmark distances shared by every gamma, each fold's "
                    "solutions warm-started along C",
+    "rff-svm": "ApproxKernelSVC on random Fourier features (squared-hinge SVM), the "
+               "projections X W0 of one standard-normal draw shared by every gamma, each "
+               "fold's solutions warm-started along C",
 }
 REGRESSOR_FAMILIES = {
     "falkon": "NystromKernelRidge (Nystrom kernel ridge), fold statistics merged, every "

@@ -8,11 +8,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
-from .._constraints import Interval, Options, validate_params
+from .._constraints import N_JOBS, Interval, Options, validate_params
 from .._progress import progress
 from .._validation import (
     check_finite_fit,
     check_sample_weight,
+    effective_n_jobs,
     refuse_chunked,
     resolve_memory_budget,
 )
@@ -50,13 +51,15 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         "probability": ["boolean"],
         "solver": [Options("smo", "subgradient")],
         "random_state": ["random_state"],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
         self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, kernel_params=None,
         tol=1e-3, cache_size=256, class_weight=None, max_iter=-1, multiclass="ovo",
         decision_function_shape="ovr", break_ties=False, probability=False, shrinking=True,
-        working_set_size=1024, solver="smo", memory_budget=None, verbose=0, random_state=None,
+        working_set_size=1024, solver="smo", memory_budget=None, n_jobs=None, verbose=0,
+        random_state=None,
     ):
         self.C = C
         self.kernel = kernel
@@ -76,6 +79,7 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         self.working_set_size = working_set_size
         self.solver = solver
         self.memory_budget = memory_budget
+        self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
 
@@ -187,7 +191,8 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         multiclass = self.multiclass if len(self.classes_) > 2 else "ovr"
         problems, results = solve_svm_path(
             K, y_index, self.classes_, sw, Cs=[C], class_weight=self.class_weight,
-            multiclass=multiclass, tol=tol, max_iter=max_iter, verbose=self.verbose)
+            multiclass=multiclass, tol=tol, max_iter=max_iter,
+            n_jobs=effective_n_jobs(self.n_jobs), verbose=self.verbose)
         for index, ((_, y_pm, _), res) in enumerate(zip(problems, results[0][0])):
             self.verbose >= 2 and print(
                 f"[SMO] problem {index + 1} on the {K.shape[0]}-row kernel matrix: {y_pm.size} "

@@ -76,6 +76,10 @@ default="rbf"
     memory_budget : int, default=None
         Bytes for the temporaries of one block of kernel rows (prediction
         included); None uses :func:`kernelscale.get_config`.
+    n_jobs : int, default=None
+        Threads solving binary problems side by side (one-vs-one pairs, or the
+        classes of one-vs-rest) when the kernel matrix is held whole; None means
+        1, -1 every core. The problems share the one matrix: no more memory.
     verbose : int, default=0
         1: a progress bar over the binary problems (with the current gap); k >= 2:
         print solver progress every k outer iterations.
