@@ -272,8 +272,11 @@ def main(argv=None):
         elif name == "mnist":
             payload["mnist"] = mnist_experiment(args.repeats)
         elif name == "shapes":
-            payload["shapes"] = shapes_experiment(args.repeats, args.sklearn_max_rows,
-                                                  args.shapes)
+            # data sets run again replace their own records only
+            payload.setdefault("shapes", {}).update(shapes_experiment(
+                args.repeats, args.sklearn_max_rows, args.shapes))
+            payload["shapes_commands"] = payload.get("shapes_commands", []) + [
+                payload["command"]]
         else:
             payload["dsgd"] = dsgd_experiment()
         payload["load_after"] = machine_state()

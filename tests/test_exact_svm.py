@@ -185,7 +185,12 @@ def test_errors_and_warnings(binary, capsys):
     with pytest.raises(NotFittedError):
         KernelSVC().predict(X)
     clf = KernelSVC(verbose=2).fit(X, y)  # verbose=1 is a progress bar (test_progress)
-    assert "[SMO] problem 1 on the 400-row kernel matrix" in capsys.readouterr().out
+    # one binary problem reads its rows through the cache (fewer than the matrix has)
+    assert "[KernelSVC] problem 1: 400 samples" in capsys.readouterr().out
+    X3, y3 = make_blobs(150, centers=3, random_state=0)
+    KernelSVC(verbose=2).fit(X3, y3)
+    # several problems share the matrix
+    assert "[SMO] problem 1 on the 150-row kernel matrix" in capsys.readouterr().out
     KernelSVC(verbose=2, memory_budget="1M").fit(X, y)  # the cached-rows solver
     assert "[SMO] outer" in capsys.readouterr().out
     with pytest.raises(ValueError, match="features"):

@@ -97,12 +97,15 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
     def fit(self, X, y, sample_weight=None, *, kernel_matrix=None):
         """Fit the SVM.
 
-        When the training kernel matrix fits ``memory_budget`` (two float32
-        ``n x n`` matrices: the kernel and the largest problem's block) it is
-        computed once by GEMM and every binary problem is solved on it by SMO
-        on the whole matrix (one-vs-one pairs cut their rows out of it);
-        otherwise kernel rows are computed as the solver needs them, through
-        the ``cache_size`` MB cache.
+        With more than one binary problem (more than two classes), when the
+        training kernel matrix fits ``memory_budget`` (two float32 ``n x n``
+        matrices: the kernel and the largest problem's block) it is computed
+        once by GEMM and every binary problem is solved on it by SMO on the
+        whole matrix (one-vs-one pairs cut their rows out of it); otherwise,
+        and for two classes (whose one problem reads fewer rows than the
+        matrix has), kernel rows are computed as the solver needs them,
+        through the ``cache_size`` MB cache. A ``kernel_matrix`` given is
+        always used.
 
         Parameters
         ----------
@@ -144,8 +147,12 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         else:
             problems = list(ovr_problems(self.class_weight, self.classes_, y_index, sw))
         n = X.shape[0]
+        # one matrix for several problems (measured: 26 classes x 16k rows 3.6 s against
+        # 6.2 s through row caches; MNIST-10k 1.5 s against 2.9 s); a single binary
+        # problem reads fewer rows than the n^2 it would compute (14k x 10: 0.68 s
+        # through the cache against 1.05 s; a9a's first 16k rows 1.95 s against 2.25 s)
         dense = self.solver == "smo" and (self._precomputed or kernel_matrix is not None
-                                          or 8 * n * n <= budget)
+                                          or (len(problems) > 1 and 8 * n * n <= budget))
         if dense:
             problems, results = self._solve_on_matrix(X, y_index, sw, C, tol, max_iter,
                                                       budget, kernel_matrix)
