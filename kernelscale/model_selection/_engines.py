@@ -149,16 +149,17 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     return [_falkon_record(r) for r in records], complete
 
 
-#: feature-map SVM families: (the grid, its memory, the map's name in messages)
-FEATURE_SVMS = {"nystrom-svm": (nystrom_svm_grid, nystrom_svm_bytes, "landmarks"),
-                "rff-svm": (rff_svm_grid, rff_svm_bytes, "random Fourier features")}
+#: feature-map SVM families: (the grid, its memory, the map's name in messages,
+#: whether the map has at most one feature per row: landmarks are rows)
+FEATURE_SVMS = {"nystrom-svm": (nystrom_svm_grid, nystrom_svm_bytes, "landmarks", True),
+                "rff-svm": (rff_svm_grid, rff_svm_bytes, "random Fourier features", False)}
 
 
 def _feature_svm(family, data, folds, space, settings, factors, deadline, on_unit):
     s, classes = settings, data["classes"]
-    grid, memory, what = FEATURE_SVMS[family]
+    grid, memory, what, capped = FEATURE_SVMS[family]
     n = data["X"].shape[0]
-    m = space["n_components"] if family == "rff-svm" else min(space["n_components"], n)
+    m = min(space["n_components"], n) if capped else space["n_components"]
     need = memory(n, m)
     if need > s["memory_budget"]:
         fits = max(1, s["memory_budget"] // memory(n, 1))

@@ -24,7 +24,7 @@ from ..models import NystromKernelRidge, auto_n_components
 from ._choice import choose_families
 from ._docs import DOC_ATTRS, DOC_PARAMS
 from ._engines import classifier_model, run_family
-from ._exact import exact_kernel_matrix, exact_svm_bytes
+from ._exact import exact_kernel_matrix, exact_matrix_bytes
 from ._halving import screen_gammas
 from ._results import cv_results, leaderboard
 from ._space import (
@@ -184,8 +184,10 @@ class _KernelSearch(BaseEstimator):
         start = time.perf_counter()
         p, X = self.best_params_, data["X"]
         model, extra = self._best_model(p, settings)
-        if p["family"] == "exact-svm" and exact_svm_bytes(X.shape[0]) // 2 <= \
-                settings["memory_budget"]:
+        # KernelSVC's own rule: one matrix for several binary problems; a single
+        # binary problem reads fewer rows through its cache than the matrix has
+        if p["family"] == "exact-svm" and len(data["classes"]) > 2 and \
+                exact_matrix_bytes(X.shape[0]) <= settings["memory_budget"]:
             extra = {"kernel_matrix": exact_kernel_matrix(
                 X, space["gamma_ref"], p["gamma"] / space["gamma_ref"],
                 settings["memory_budget"])}

@@ -17,8 +17,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._dense_compiled import outside_box, solution_summary, solve_dense, take_block
-from ._path_compiled import solve_path, take_serial
+from ._dense_compiled import outside_box, solution_summary, solve_dense, take_block, take_serial
+from ._path_compiled import solve_path
 
 __all__ = ["smo_dense", "smo_dense_path", "submatrix"]
 

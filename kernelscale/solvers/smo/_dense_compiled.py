@@ -17,7 +17,7 @@ import numpy as np
 
 from ._compiled import TAU, pair_step
 
-__all__ = ["solve_dense", "take_block", "solution_summary", "outside_box"]
+__all__ = ["solve_dense", "take_block", "take_serial", "solution_summary", "outside_box"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -28,13 +28,14 @@ def _flags(y, alpha, C, up, low, t):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather(K, rows, out):  # pragma: no cover - compiled
-    q = rows.size
-    for a in range(q):
+def take_serial(K, rows, columns, out):  # pragma: no cover - compiled
+    """``out <- K[rows][:, columns]`` on one thread (small blocks; inside other compiled code)."""
+    q = columns.size
+    for a in range(rows.size):
         src = K[rows[a]]
         dst = out[a]
         for b in range(q):
-            dst[b] = src[rows[b]]
+            dst[b] = src[columns[b]]
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
@@ -159,7 +160,7 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter):  # pragma: no cover - com
                 _reorder(order, perm, y, alpha, C, F, diag, up, low)
                 m = n_keep
                 Kw = np.empty((m, m), dtype=K.dtype)
-                _gather(K, perm[:m], Kw)
+                take_serial(K, perm[:m], perm[:m], Kw)
         g_max = -np.inf
         i = -1
         for t in range(m):

@@ -14,20 +14,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._dense_compiled import solution_summary, solve_dense
+from ._dense_compiled import solution_summary, solve_dense, take_serial
 
-__all__ = ["solve_path", "take_serial"]
-
-
-@numba.njit(cache=True, nogil=True)
-def take_serial(K, rows, columns, out):  # pragma: no cover - compiled
-    """``out <- K[rows][:, columns]`` on one thread (small blocks)."""
-    q = columns.size
-    for a in range(rows.size):
-        src = K[rows[a]]
-        dst = out[a]
-        for b in range(q):
-            dst[b] = src[columns[b]]
+__all__ = ["solve_path"]
 
 
 @numba.njit(cache=True, nogil=True)
