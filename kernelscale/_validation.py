@@ -124,9 +124,10 @@ def resolve_dtype(dtype, input_dtype):
 
 
 CHUNKED_ESTIMATORS = (
-    "LinearSVC, ApproxKernelSVC (squared hinge), ApproxKernelRidge, ApproxKernelRidgeClassifier, "
-    "KernelLogisticRegression, NystromKernelRidge, NystromKernelRidgeClassifier, ApproxKernelPCA, "
-    "ApproxKernelKMeans, DoublySGDSVC"
+    "LinearSVC, ApproxKernelSVC (squared hinge), ApproxKernelSVR (squared loss), "
+    "ApproxKernelRidge, ApproxKernelRidgeClassifier, KernelLogisticRegression, "
+    "NystromKernelRidge, NystromKernelRidgeClassifier, ApproxKernelPCA, ApproxKernelKMeans, "
+    "DoublySGDSVC"
 )
 
 

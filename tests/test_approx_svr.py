@@ -107,3 +107,41 @@ def test_svr_convergence_warning_names_the_fix():
     with pytest.warns(Warning, match="squared_epsilon_insensitive"):
         ApproxKernelSVR(n_components=50, C=100.0, max_iter=2, random_state=0,
                         loss="epsilon_insensitive").fit(X, y)
+
+
+# ------------------------------------------------------------ chunked fits
+
+def _wave(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    return X, np.sin(X[:, 0] + 0.5 * X[:, 1]) + 0.1 * rng.normal(size=n)
+
+
+def _chunked_svr(**extra):
+    return ApproxKernelSVR(feature_map="rff", n_components=64, gamma=0.2, C=2.0, epsilon=0.05,
+                           tol=1e-8, max_iter=5000, dtype="float64", random_state=0, **extra)
+
+
+def test_streamed_svr_minimises_the_in_memory_primal():
+    from kernelscale.datasets import ArrayChunks
+
+    X, y = _wave()
+    memory = _chunked_svr().fit(X, y)
+    streamed = _chunked_svr().fit(ArrayChunks(X, y, chunk_rows=700))
+    np.testing.assert_allclose(streamed.coef_, memory.coef_, rtol=0, atol=2e-3 * np.abs(
+        memory.coef_).max())
+    assert streamed.intercept_[0] == pytest.approx(memory.intercept_[0], abs=2e-3)
+    Z = memory.feature_map_.transform(X)
+    objective = [svr_primal_objective(m.coef_[0], m.intercept_[0], Z, y, np.full(len(y), 2.0),
+                                      0.05, loss="squared_epsilon_insensitive")
+                 for m in (memory, streamed)]
+    assert objective[1] == pytest.approx(objective[0], rel=1e-6)
+    assert streamed.score(X, y) == pytest.approx(memory.score(X, y), abs=1e-3)
+
+
+def test_streamed_svr_needs_the_squared_loss():
+    from kernelscale.datasets import ArrayChunks
+
+    X, y = _wave(200)
+    with pytest.raises(ValueError, match="squared_epsilon_insensitive"):
+        _chunked_svr(loss="epsilon_insensitive").fit(ArrayChunks(X, y))

@@ -139,3 +139,28 @@ def test_scale_with_stream_is_refused(files):
     result = run("fit", str(paths["oc_train"]), "--model", "approx-svc", "--scale", "minmax",
                  "--stream", "-o", str(root / "x.ksm"))
     assert result.returncode == 2 and "--scale needs the data in memory" in result.stderr
+
+
+def test_fit_stream_approx_svr_scores_like_the_in_memory_fit(files):
+    root, _, _, paths = files
+    common = ["--model", "approx-svr", "--map", "rff", "-m", "64", "--gamma", "1.0",
+              "--param", "dtype=float64", "--param", "tol=1e-7", "--param", "max_iter=3000",
+              "--test", str(paths["reg_test"])]
+    streamed = run("fit", str(paths["reg_train"]), "--stream", "--chunk-rows", "90", *common,
+                   "-o", str(root / "stream.ksm"))
+    assert streamed.returncode == 0, streamed.stderr
+    assert "streamed in chunks of 90 rows" in streamed.stdout
+    assert "numeric targets" in streamed.stdout
+    memory = run("fit", str(paths["reg_train"]), *common, "-o", str(root / "memory.ksm"))
+    assert memory.returncode == 0, memory.stderr
+
+    def scores(out):
+        line = next(line for line in out.stdout.splitlines() if line.startswith("test R^2"))
+        return [float(part.split(": ")[1]) for part in line[len("test "):].split(", ")]
+
+    np.testing.assert_allclose(scores(streamed), scores(memory), atol=2e-3)
+    assert scores(streamed)[0] > 0.8
+    model, header = load_model(root / "stream.ksm", return_header=True)
+    meta = header["metadata"]
+    assert type(model).__name__ == "ApproxKernelSVR"
+    assert meta["r2"] == pytest.approx(scores(streamed)[0], abs=1e-4)

@@ -13,6 +13,7 @@ from kernelscale import (
     ApproxKernelRidge,
     ApproxKernelRidgeClassifier,
     ApproxKernelSVC,
+    ApproxKernelSVR,
     KernelLogisticRegression,
     KernelSVC,
     LinearSVC,
@@ -100,6 +101,19 @@ def test_dask_squared_hinge_svm_matches_in_memory(client, problem):
     distributed_fit = make().fit(*_dask(X, y))
     assert abs(distributed_fit.score(X_test, y_test) - memory.score(X_test, y_test)) <= 0.001
     assert _relative(distributed_fit.coef_, memory.coef_) < 2e-3
+
+
+def test_dask_squared_svr_matches_in_memory(client, problem):
+    X = problem[0]
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1]
+    make = lambda: ApproxKernelSVR(feature_map="rff", n_components=64, gamma=0.02,  # noqa: E731
+                                   C=2.0, epsilon=0.05, tol=1e-6, max_iter=5000,
+                                   dtype="float64", random_state=0)
+    memory = make().fit(X, y)
+    distributed_fit = make().fit(*_dask(X, y))
+    assert _relative(distributed_fit.coef_, memory.coef_) < 2e-3
+    np.testing.assert_allclose(distributed_fit.predict(X[:200]), memory.predict(X[:200]),
+                               atol=2e-3)
 
 
 def test_dask_linear_svc_multiclass(client):

@@ -50,6 +50,18 @@ def test_path_equals_one_solve_per_C_and_fold():
 def test_path_needs_increasing_Cs():
     with pytest.raises(ValueError, match="increasing"):
         smo_dense_path(np.eye(2), np.array([1.0, -1.0]), np.ones((1, 2)), np.array([1.0, 0.1]))
+    with pytest.raises(ValueError, match="> 0"):
+        smo_dense_path(np.eye(2), np.array([1.0, -1.0]), np.ones((1, 2)), np.array([0.0, 1.0]))
+
+
+def test_path_starts_from_the_scaled_solution_where_it_is_better():
+    # K = I with C < 1 puts every alpha at its bound: the solution at 0.1 scaled
+    # to 0.5 is the optimum there, where keeping it would need n / 2 updates
+    y = np.tile([1.0, -1.0], 20)
+    path = smo_dense_path(np.eye(40), y, np.ones((1, 40)), np.array([0.1, 0.5, 0.5]))
+    assert path["n_iter"][0, 0] == 20
+    assert path["n_iter"][0, 1] == 0 and path["n_iter"][0, 2] == 0
+    np.testing.assert_allclose(path["alpha"][0, 1], 0.5)
 
 
 def _grid(X, y, n_jobs, multiclass="ovo", budget=2**30):

@@ -24,7 +24,7 @@ def test_grid_equals_each_fold_fitted_from_scratch(n_classes):
         score=lambda f, v: got.setdefault(len(got), (f, v)) and 0.0, memory_budget=2**26)
     assert complete and [r["C"] for r in records[:3]] == [0.1, 1.0, 10.0]
     assert {r["n_components"] for r in records} == {64}
-    for index, (f, values) in got.items():
+    for index, (_f, values) in got.items():
         unit, within = divmod(index, 15)
         fold, c = divmod(within, 3)
         gamma, C = [0.1, 0.4][unit], [0.1, 1.0, 10.0][c]

@@ -46,7 +46,8 @@ DATASET_NAMES = ("a9a", "mnist10k")
 #: search family -> the ``fit --model`` name of the model it refits
 FAMILY_MODELS = {"exact-svm": "kernel-svc", "falkon": "falkon", "nystrom-svm": "approx-svc",
                  "rff-svm": "approx-svc"}
-STREAM_MODELS = ("approx-svc", "linear-svc", "ridge", "logistic", "falkon", "dsgd")
+STREAM_MODELS = ("approx-svc", "approx-svr", "linear-svc", "ridge", "logistic", "falkon",
+                 "dsgd")
 
 
 class ParserError(Exception):

@@ -57,14 +57,30 @@ def _open(source, args, n_features=None):
                        n_features=n_features, memory_budget=args.memory_budget)
 
 
-def _accuracy(estimator, data):
+def _scores(estimator, data):
+    """Accuracy, or R^2 / RMSE / MAE for a regressor, summed chunk by chunk."""
     import numpy as np
 
-    hits = total = 0
+    from ._output import task_of
+
+    regression = task_of(estimator) == "regressor"
+    sums = np.zeros(5)  # hits or (sum y, sum y^2, squared error, absolute error), rows
     for X, y in data:
-        hits += int(np.sum(estimator.predict(X) == y))
-        total += X.shape[0]
-    return hits / total, total
+        pred = estimator.predict(X)
+        if regression:
+            y = np.asarray(y, dtype=np.float64)
+            err = y - pred
+            sums[:4] += (y.sum(), y @ y, err @ err, np.abs(err).sum())
+        else:
+            sums[0] += np.sum(pred == y)
+        sums[4] += X.shape[0]
+    n = sums[4]
+    if not regression:
+        return sums[0] / n, int(n)
+    total = sums[1] - sums[0] ** 2 / n
+    r2 = 1.0 - sums[2] / total if total > 0 else float("nan")
+    return {"r2": float(r2), "rmse": float(np.sqrt(sums[2] / n)),
+            "mae": float(sums[3] / n)}, int(n)
 
 
 def run_stream(args, estimator, output):
@@ -98,7 +114,7 @@ def run_stream(args, estimator, output):
             bar.close()
         timings["fit_s"] = time.perf_counter() - start
         start = time.perf_counter()
-        accuracy, n_eval = _accuracy(estimator, test if test is not None else train)
+        accuracy, n_eval = _scores(estimator, test if test is not None else train)
         timings["predict_s"] = time.perf_counter() - start
         save_fit(args, estimator, output, accuracy, timings,
                  {"n_samples": int(counted.n_samples), "n_features": int(train.n_features),
@@ -109,8 +125,9 @@ def run_stream(args, estimator, output):
     elif counted.rereads:
         passes += " (they exceed the memory budget: every pass re-read the file)"
     print_fit(caught, [f"train: {args.train}: {counted.n_samples} rows x {train.n_features} "
-                       f"features, streamed in chunks of {train.chunk_rows} rows, {passes}, "
-                       f"{len(estimator.classes_)} classes"],
+                       f"features, streamed in chunks of {train.chunk_rows} rows, {passes}"
+                       + (f", {len(estimator.classes_)} classes"
+                          if hasattr(estimator, "classes_") else ", numeric targets")],
               estimator, f"fit {timings['fit_s']:.2f} s, predict {timings['predict_s']:.2f} s "
               f"({n_eval} rows)", args, accuracy, output)
     return 0

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..kernels import RBF
 from ..models import fold_svm_problems, svm_decision_values
-from ..solvers import KernelRows, RowCache, smo
+from ..solvers import KernelRows, RowCache, scaled_start, smo
 
 __all__ = ["exact_svm_rows_grid", "CACHE_SHARE"]
 
@@ -56,12 +56,13 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
             cache = RowCache(rows, int(CACHE_SHARE * memory_budget))
             for f in range(len(folds)):
                 weights = fold_problems[f][p][2]
-                alpha = None
+                alpha, res = None, None
                 for c, C in enumerate(Cs):
+                    if res is not None:
+                        alpha = scaled_start(res["alpha"], res["objective"], C / Cs[c - 1])
                     bounds = np.where(weights > 0, C * weights, 0.0)  # 0 stays 0 for C = inf
                     res = smo(rows, cache, y_pm, bounds, tol=tol, alpha0=alpha,
                               share_cache=True)
-                    alpha = res["alpha"]
                     results[f][c][p] = res
         solve_s = time.perf_counter() - t0
         iterations = np.array([[sum(r["n_iter"] for r in results[f][c])

@@ -19,6 +19,7 @@ from .._validation import (
 from ..solvers import dual_cd_svr, linear_one_class
 from ..sources import dask_method, is_dask_array
 from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
+from ._chunked_fits import chunked_fit_doc, chunked_source, fit_svr_chunked
 from ._shells import OneClassShell, fitted_scores
 
 __all__ = ["ApproxKernelSVR", "ApproxKernelOneClassSVM"]
@@ -52,7 +53,10 @@ class ApproxKernelSVR(RegressorMixin, _ApproxOneOutput):
     sketch features) and fits a linear epsilon-SVR on them by dual coordinate
     descent (LIBLINEAR's solvers 12 / 13, Ho & Lin 2012); ``predict`` maps new
     rows through the same map. The approximate counterpart of
-    :class:`KernelSVR`, linear in the number of rows.
+    :class:`KernelSVR`, linear in the number of rows. A dask array or a
+    :class:`kernelscale.datasets.ChunkedDataset` is fitted chunk by chunk under
+    ``memory_budget`` (the squared loss: its primal by L-BFGS, the same
+    minimiser as the in-memory dual).
 
     Parameters
     ----------
@@ -71,9 +75,10 @@ default="squared_epsilon_insensitive"
     intercept_scaling : float, default=1.0
         Value of the constant feature whose (regularized) weight is the intercept.
     tol : float, default=1e-4
-        Stop when a pass's summed violation is below ``tol`` times the first pass's.
+        Stop when a pass's summed violation is below ``tol`` times the first pass's
+        (chunked fits: when the gradient norm is below ``tol`` times its value at 0).
     max_iter : int, default=1000
-        Passes over the data.
+        Passes over the data (chunked fits: L-BFGS iterations).
     """ + _COMMON_DOC + """
 
     Attributes
@@ -135,20 +140,26 @@ default="squared_epsilon_insensitive"
         self.verbose = verbose
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    @chunked_fit_doc(x_note="In memory: mapped once and solved by dual CD. Chunked "
+                            "(squared loss only): L-BFGS on the primal, one pass per step.")
+    def fit(self, X, y=None, sample_weight=None):
         """Map ``X`` and fit the linear SVR on the features.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
+        {data}
             Multiplies C per sample.
 
         Returns
         -------
         self : ApproxKernelSVR
         """
+        source = chunked_source(self, X, y, sample_weight)
+        if source is not None:
+            validate_params(self)
+            fit_svr_chunked(self, source)
+            check_finite_fit(self, "coef_", "intercept_")
+            return self
         Z, y, sw = self._features(X, y, sample_weight, supervised=True)
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
         coef, intercept, self.n_iter_, converged = dual_cd_svr(

@@ -20,6 +20,7 @@ from ..solvers import (
     chunked_logistic,
     chunked_ridge,
     chunked_squared_hinge,
+    chunked_squared_svr,
     label_weights,
     solve_ridge,
 )
@@ -28,7 +29,7 @@ from ._multiclass import balanced_class_factors, class_factors
 
 __all__ = [
     "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",
-    "fit_ridge_chunked", "fit_svm_chunked", "fit_logistic_chunked",
+    "fit_ridge_chunked", "fit_svm_chunked", "fit_svr_chunked", "fit_logistic_chunked",
     "MAP_SAMPLE_ROWS", "chunk_class_factors", "fit_pca_chunked",
     "partial_targets", "chunked_fit_doc",
 ]
@@ -261,6 +262,28 @@ def fit_svm_chunked(estimator, source, params, *, mapped):
     _warn_unconverged(estimator, converged, params["max_iter"])
     estimator.coef_ = W[:width].T.copy()
     estimator.intercept_ = params["bias"] * W[width]
+    estimator.n_iter_ = n_iter
+    return estimator
+
+
+def fit_svr_chunked(estimator, source):
+    """Squared epsilon-insensitive SVR on a row source by L-BFGS over chunks."""
+    if estimator.loss != "squared_epsilon_insensitive":
+        raise ValueError(
+            "Chunked (streamed or dask) SVR fits need loss='squared_epsilon_insensitive', "
+            "whose primal is differentiable and is minimised by full-batch L-BFGS over the "
+            f"chunks; loss={estimator.loss!r} needs the data in memory.")
+    budget = resolve_memory_budget(estimator.memory_budget)
+    encoder = ChunkTargets(None, "regression", scale=float(estimator.C))
+    width = fit_map_on_source(estimator, source)
+    bias = float(estimator.intercept_scaling) if estimator.fit_intercept else 0.0
+    w, n_iter, converged = chunked_squared_svr(
+        source, estimator.feature_map_, encoder, width, epsilon=float(estimator.epsilon),
+        bias=bias, tol=float(estimator.tol), max_iter=int(estimator.max_iter),
+        memory_budget=budget, callback=_printer(estimator))
+    _warn_unconverged(estimator, converged, estimator.max_iter)
+    estimator.coef_ = w[None, :width].astype(np.dtype(estimator.dtype))
+    estimator.intercept_ = np.array([bias * w[width]])
     estimator.n_iter_ = n_iter
     return estimator
 

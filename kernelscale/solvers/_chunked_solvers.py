@@ -11,6 +11,7 @@ solver on the same rows, whatever the chunking:
 - ridge: the centred statistics of :class:`RidgeStatistics`, merged exactly;
 - squared-hinge SVM: L-BFGS on the primal, one pass per evaluation, every
   one-vs-rest problem in the same pass (the objective is separable);
+- squared epsilon-insensitive SVR: the same, one problem;
 - logistic regression: L-BFGS, one pass per evaluation;
 - k-means: Lloyd's iterations, one pass each.
 """
@@ -27,7 +28,7 @@ from ._ridge import RidgeStatistics, accumulate
 
 __all__ = [
     "check_finite_chunk", "feature_blocks", "chunked_ridge", "chunked_squared_hinge",
-    "chunked_logistic", "label_weights", "chunked_kmeans",
+    "chunked_squared_svr", "chunked_logistic", "label_weights", "chunked_kmeans",
 ]
 
 
@@ -102,7 +103,8 @@ def chunked_ridge(source, fmap, encode, width, n_targets, memory_budget):
 
 # ---------------------------------------------------------- squared hinge
 
-def _hinge_part(X, y, w, fmap, encode, W, bias, width, budget):
+def _hinge_part(X, y, w, fmap, encode, W, settings):
+    bias, width, budget = settings
     Y, S = encode(y, w)
     value = 0.0
     grad = np.zeros_like(W)
@@ -119,6 +121,29 @@ def _hinge_part(X, y, w, fmap, encode, W, bias, width, budget):
     return value, grad
 
 
+def _lbfgs_over_chunks(source, part, args, shape, *, tol, max_iter, callback):
+    """Minimise ``1/2 ||x||^2 + sum over chunks of part(chunk, x, *args)`` by L-BFGS.
+
+    ``part`` returns a chunk's ``(loss, gradient)`` for the parameters ``x`` of
+    ``shape``; the gradient at zero is the reference of the stopping rule.
+    """
+    last = {}
+
+    def fun(x):
+        # L-BFGS starts by evaluating x0, which grad0 below has just done: one pass saved
+        if "x" in last and np.array_equal(last["x"], x):
+            return last["value"], last["grad"].copy()
+        value, grad = source.map_reduce(part, (*args[:-1], x.reshape(shape), args[-1]))
+        last.update(x=x.copy(), value=0.5 * float(x @ x) + value, grad=x + grad.ravel())
+        return last["value"], last["grad"].copy()
+
+    x0 = np.zeros(int(np.prod(shape)))
+    grad0 = float(np.linalg.norm(fun(x0)[1]))
+    x, n_iter, converged = lbfgs_relative(fun, x0, grad0=grad0, tol=tol, max_iter=max_iter,
+                                          callback=callback)
+    return x.reshape(shape), n_iter, converged
+
+
 def chunked_squared_hinge(source, fmap, encode, width, n_problems, *, bias, tol, max_iter,
                           memory_budget, callback=None):
     """Squared-hinge SVMs (all one-vs-rest problems at once) by L-BFGS over chunks.
@@ -133,26 +158,52 @@ def chunked_squared_hinge(source, fmap, encode, width, n_problems, *, bias, tol,
     n_iter : int
     converged : bool
     """
-    shared_map = source.share(fmap)
-    shape = (width + 1, n_problems)
+    return _lbfgs_over_chunks(
+        source, _hinge_part,
+        (source.share(fmap), encode, (bias, width, memory_budget)), (width + 1, n_problems),
+        tol=tol, max_iter=max_iter, callback=callback)
 
-    last = {}
 
-    def fun(x):
-        # L-BFGS starts by evaluating x0, which grad0 below has just done: one pass saved
-        if "x" in last and np.array_equal(last["x"], x):
-            return last["value"], last["grad"].copy()
-        value, grad = source.map_reduce(
-            _hinge_part, (shared_map, encode, x.reshape(shape), bias, width, memory_budget))
-        last.update(x=x.copy(), value=0.5 * float(x @ x) + value, grad=x + grad.ravel())
-        return last["value"], last["grad"].copy()
+# ------------------------------------------------ squared epsilon-insensitive
 
-    x0 = np.zeros(shape[0] * shape[1])
-    # at zero every margin is 0: the objective's gradient there is the reference
-    grad0 = float(np.linalg.norm(fun(x0)[1]))
-    x, n_iter, converged = lbfgs_relative(fun, x0, grad0=grad0, tol=tol, max_iter=max_iter,
-                                          callback=callback)
-    return x.reshape(shape), n_iter, converged
+def _svr_part(X, y, w, fmap, encode, x, settings):
+    bias, epsilon, width, budget = settings
+    Y, S = encode(y, w)
+    value = 0.0
+    grad = np.zeros_like(x)
+    for start, stop, Z in feature_blocks(X, fmap, width, budget):
+        residual = Y[start:stop, 0] - (
+            np.asarray(Z @ x[:width].astype(Z.dtype), dtype=np.float64) + bias * x[width])
+        excess = np.maximum(np.abs(residual) - epsilon, 0.0)
+        Sb = S[start:stop]
+        value += float(Sb @ (excess * excess))
+        G = -2.0 * Sb * excess * np.sign(residual)
+        grad[:width] += np.asarray(Z.T @ G.astype(Z.dtype), dtype=np.float64)
+        grad[width] += bias * G.sum()
+    return value, grad
+
+
+def chunked_squared_svr(source, fmap, encode, width, *, epsilon, bias, tol, max_iter,
+                        memory_budget, callback=None):
+    """Linear epsilon-SVR with the squared epsilon-insensitive loss, by L-BFGS over chunks.
+
+    Minimises ``1/2 ||w||^2 + sum_i S_i max(0, |y_i - w . z^_i| - epsilon)^2``
+    with ``z^_i = [z_i, bias]``: the primal of LIBLINEAR's L2-loss SVR (solver
+    11 / 12, the one :func:`dual_cd_svr` solves in memory). ``S`` holds ``C``
+    times the row weights. The loss is differentiable, so every evaluation is
+    one pass; the absolute (L1) loss is not, and has no chunked fit.
+
+    Returns
+    -------
+    w : ndarray of shape (width + 1,)
+    n_iter : int
+    converged : bool
+    """
+    W, n_iter, converged = _lbfgs_over_chunks(
+        source, _svr_part,
+        (source.share(fmap), encode, (bias, float(epsilon), width, memory_budget)),
+        (width + 1,), tol=tol, max_iter=max_iter, callback=callback)
+    return W, n_iter, converged
 
 
 # ---------------------------------------------------------------- logistic

@@ -20,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from ._dense_compiled import outside_box, solution_summary, solve_dense, take_block, take_serial
 from ._path_compiled import solve_path
 
-__all__ = ["smo_dense", "smo_dense_path", "submatrix"]
+__all__ = ["scaled_start", "smo_dense", "smo_dense_path", "submatrix"]
 
 # below this many entries a block is gathered by one thread: starting the
 # parallel gather costs more than it saves on a small class pair's block
@@ -120,6 +120,42 @@ def submatrix(K, rows, columns=None):
     return out
 
 
+def scaled_start(alpha, objective, ratio):
+    """The warm start for ``C`` times ``ratio`` (> 1): ``alpha`` or ``ratio * alpha``.
+
+    Both are feasible for the larger ``C``; the one with the lower dual
+    objective (``objective`` is that of ``alpha``) is returned. Where most
+    support vectors are at their bound the scaled one is nearer the optimum;
+    where none is, ``alpha`` already is the optimum. :func:`smo_dense_path`
+    makes the same choice in compiled code.
+
+    Parameters
+    ----------
+    alpha : ndarray of shape (n,)
+    objective : float
+        ``1/2 alpha^T Q alpha - sum(alpha)``.
+    ratio : float
+
+    Returns
+    -------
+    alpha0 : ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> scaled_start(np.array([0.1, 0.1]), 0.5 * 0.02 - 0.2, 5.0).tolist()
+    [0.5, 0.5]
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if not (np.isfinite(ratio) and ratio > 0):  # C = inf: keep what solved the last C
+        return alpha
+    linear = float(alpha.sum())
+    quad = 2.0 * (float(objective) + linear)
+    if 0.5 * ratio * ratio * quad - ratio * linear < 0.5 * quad - linear:
+        return ratio * alpha
+    return alpha
+
+
 def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
     """:func:`smo_dense` for every fold and every ``C`` of a path, in one compiled call.
 
@@ -133,7 +169,9 @@ def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
         Each fold's bound factors: fold ``f`` solves the rows with
         ``weights[f] > 0`` with bounds ``C * weights[f]`` (0 leaves a row out).
     Cs : ndarray of shape (n_Cs,)
-        Increasing penalties; each solution starts the next (alpha seeding).
+        Increasing positive penalties; each solution, or the same scaled to the
+        next ``C`` where that has the lower objective, starts the next (alpha
+        seeding).
     tol : float, default=1e-3
     max_iter : int, default=-1
         Pair updates per solve; -1 for LIBSVM's ``max(10^7, 100 n)``.
@@ -159,6 +197,8 @@ def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
     Cs = np.ascontiguousarray(Cs, dtype=np.float64)
     if np.any(np.diff(Cs) < 0):
         raise ValueError("Cs must be increasing: each solution starts the next.")
+    if Cs.size and not (np.all(np.isfinite(Cs)) and Cs[0] > 0):
+        raise ValueError(f"Cs must be finite and > 0; got {Cs.tolist()[:5]}.")
     n = y.size
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
