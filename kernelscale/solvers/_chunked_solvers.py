@@ -124,8 +124,10 @@ def _hinge_part(X, y, w, fmap, encode, W, settings):
 def _lbfgs_over_chunks(source, part, args, shape, *, tol, max_iter, callback):
     """Minimise ``1/2 ||x||^2 + sum over chunks of part(chunk, x, *args)`` by L-BFGS.
 
-    ``part`` returns a chunk's ``(loss, gradient)`` for the parameters ``x`` of
-    ``shape``; the gradient at zero is the reference of the stopping rule.
+    ``args`` is ``(shared map, encoder, settings)``; every chunk is reduced by
+    ``part(X, y, w, map, encoder, x, settings)`` to its ``(loss, gradient)`` at
+    the parameters ``x`` (of ``shape``). The gradient at zero is the reference
+    of the stopping rule.
     """
     last = {}
 
