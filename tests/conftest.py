@@ -56,3 +56,17 @@ class PeakMemory:
 @pytest.fixture
 def peak_memory():
     return PeakMemory
+
+
+@pytest.fixture
+def fold_svm_values():
+    """The reference of the feature-SVM grids: a fold's linear SVM refitted from scratch
+    on the map's features (``Z``), its validation decision values as columns."""
+    from kernelscale import LinearSVC
+
+    def values(Z, y, train, val, C, class_weight=None):
+        model = LinearSVC(C=C, solver="newton", class_weight=class_weight,
+                          tol=1e-10).fit(Z[train], y[train])
+        scores = model.decision_function(Z[val])
+        return scores[:, None] if scores.ndim == 1 else scores
+    return values
