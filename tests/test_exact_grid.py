@@ -47,6 +47,25 @@ def test_path_equals_one_solve_per_C_and_fold():
     assert path["converged"].all() and (path["n_iter"] > 0).all()
 
 
+def test_path_on_rows_of_a_larger_matrix_equals_the_path_on_their_block():
+    # a class pair of a matrix shared by all pairs: the folds' blocks are cut
+    # from the whole matrix at the pair's rows, with no copy of the pair's block
+    X, y = make_classification(120, n_features=5, random_state=1)
+    K = np.exp(-0.3 * ((X[:, None] - X[None]) ** 2).sum(-1)).astype(np.float32)
+    rows = np.sort(np.random.default_rng(0).choice(120, 70, replace=False))
+    y_pm = np.where(y[rows] > 0, 1.0, -1.0)
+    weights = np.ones((2, 70))
+    weights[0, :20] = 0.0
+    weights[1, 50:] = 0.5
+    Cs = np.array([0.3, 3.0])
+    on_rows = smo_dense_path(K, y_pm, weights, Cs, rows=rows)
+    on_block = smo_dense_path(K[np.ix_(rows, rows)].copy(), y_pm, weights, Cs)
+    for key in ("alpha", "intercept", "objective", "n_iter"):
+        np.testing.assert_array_equal(on_rows[key], on_block[key])
+    with pytest.raises(ValueError, match="row indices of K"):
+        smo_dense_path(K, y_pm, weights, Cs, rows=rows + 60)
+
+
 def test_path_needs_increasing_Cs():
     with pytest.raises(ValueError, match="increasing"):
         smo_dense_path(np.eye(2), np.array([1.0, -1.0]), np.ones((1, 2)), np.array([1.0, 0.1]))

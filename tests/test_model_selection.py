@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 from scipy import linalg
 from sklearn.datasets import make_blobs, make_classification, make_moons, make_regression
+from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
 from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier
 from kernelscale.kernels import RBF
 from kernelscale.model_selection import (
+    SCORERS,
     SearchTimeError,
     _search,
     choose_families,
@@ -234,3 +236,11 @@ def test_halving_screens_gammas_on_subsamples():
     assert search.best_score_ >= full.best_score_ - 0.005
     with pytest.raises(ValueError, match="halving=True"):
         KernelClassifierCV(halving=True, cv=_folds(X, y)).fit(X, y)
+
+
+@pytest.mark.parametrize("labels", [np.array([0, 1, 2]), np.array(["a", "bb", "c"])])
+def test_accuracy_scorer_is_accuracy_score(labels):
+    # the grid's accuracy skips scikit-learn's input checks; the value is the same
+    rng = np.random.default_rng(0)
+    y_true, y_pred = labels[rng.integers(0, 3, 97)], labels[rng.integers(0, 3, 97)]
+    assert SCORERS["accuracy"][0](y_true, y_pred) == accuracy_score(y_true, y_pred)

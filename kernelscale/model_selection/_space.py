@@ -44,9 +44,19 @@ def default_alphas(n_samples):
     return tuple(n_samples * 10.0 ** k for k in range(-7, 0))
 
 
+def _accuracy(y_true, y_pred):
+    """``accuracy_score`` of 1-d labels, without its input checks.
+
+    The grid scores each (fold, gamma, C): 245 times for the default grid,
+    where scikit-learn's checks of the labels cost more than the comparison
+    (0.4 s of an 11 s 26-class grid).
+    """
+    return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
+
+
 #: scoring name -> (function of (y_true, values), what it needs: "labels" or "scores", task)
 SCORERS = {
-    "accuracy": (metrics.accuracy_score, "labels", "classifier"),
+    "accuracy": (_accuracy, "labels", "classifier"),
     "balanced_accuracy": (metrics.balanced_accuracy_score, "labels", "classifier"),
     "f1": (metrics.f1_score, "labels", "binary"),
     "f1_macro": (lambda t, p: metrics.f1_score(t, p, average="macro"), "labels", "classifier"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ._multiclass import balanced_factors, base_weights, ovr_targets
@@ -34,17 +36,28 @@ def ovo_votes(scores, n_classes):
     (0, 1), (0, 2), ..., (1, 2), ...). The confidences are squashed into
     (-1/3, 1/3) so that they only break ties between equal vote counts.
     """
-    # each pair adds to its first class's column and subtracts from its second's
-    first = np.zeros((scores.shape[1], n_classes))
-    second = np.zeros((scores.shape[1], n_classes))
-    for p, (i, j) in enumerate(pairs(n_classes)):
-        first[p, i] = 1.0
-        second[p, j] = 1.0
+    first, second = _pair_members(n_classes)
     positive = (scores > 0).astype(np.float64)
     votes = positive @ first + (1.0 - positive) @ second
     confidence = scores @ (first - second)
     squashed = confidence / (3.0 * (np.abs(confidence) + 1.0))
     return votes + squashed
+
+
+@functools.lru_cache(maxsize=8)
+def _pair_members(n_classes):
+    """Pair -> class indicator matrices: each pair votes for its first class or its second.
+
+    Cached (read-only): a grid search votes once per (fold, gamma, C).
+    """
+    index = np.array(pairs(n_classes), dtype=np.intp).reshape(-1, 2)
+    first = np.zeros((len(index), n_classes))
+    second = np.zeros((len(index), n_classes))
+    first[np.arange(len(index)), index[:, 0]] = 1.0
+    second[np.arange(len(index)), index[:, 1]] = 1.0
+    first.flags.writeable = False
+    second.flags.writeable = False
+    return first, second
 
 
 def ovr_problems(class_weight, classes, y_index, sw):

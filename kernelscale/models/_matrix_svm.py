@@ -152,9 +152,12 @@ def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, 
     """
     rows, y_pm, _ = fold_problems[fold_list[0]][p]
     if Kp is None:
-        Kp = K if rows is None else submatrix(K, rows)
+        Kp = K  # the folds' blocks are cut from K at the problem's rows
+    else:
+        rows = None
     weights = np.stack([fold_problems[f][p][2] for f in fold_list])
-    path = smo_dense_path(Kp, y_pm, weights, Cs, tol=tol, max_iter=max_iter, warn=False)
+    path = smo_dense_path(Kp, y_pm, weights, Cs, rows=rows, tol=tol, max_iter=max_iter,
+                          warn=False)
     return {f: [{"alpha": path["alpha"][k, c], "intercept": float(path["intercept"][k, c]),
                  "objective": float(path["objective"][k, c]),
                  "n_iter": int(path["n_iter"][k, c]), "gap": float(path["gap"][k, c]),

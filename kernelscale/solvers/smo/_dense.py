@@ -156,13 +156,14 @@ def scaled_start(alpha, objective, ratio):
     return alpha
 
 
-def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
+def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=True):
     """:func:`smo_dense` for every fold and every ``C`` of a path, in one compiled call.
 
     Parameters
     ----------
-    K : ndarray of shape (n, n), float32 or float64, C-contiguous
-        The kernel matrix of the problem's rows.
+    K : ndarray of shape (n_points, n_points), float32 or float64, C-contiguous
+        The kernel matrix of the problem's rows, or of more rows than the
+        problem's (see ``rows``).
     y : ndarray of shape (n,)
         Labels in {-1, +1}.
     weights : ndarray of shape (n_folds, n)
@@ -172,6 +173,10 @@ def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
         Increasing positive penalties; each solution, or the same scaled to the
         next ``C`` where that has the lower objective, starts the next (alpha
         seeding).
+    rows : ndarray of int of shape (n,), default=None
+        The problem's rows of ``K`` (a class pair of a matrix shared by every
+        pair: each fold's block is cut from ``K`` with no copy of the pair's
+        block); None: all of them (``n_points == n``).
     tol : float, default=1e-3
     max_iter : int, default=-1
         Pair updates per solve; -1 for LIBSVM's ``max(10^7, 100 n)``.
@@ -200,13 +205,18 @@ def smo_dense_path(K, y, weights, Cs, *, tol=1e-3, max_iter=-1, warn=True):
     if Cs.size and not (np.all(np.isfinite(Cs)) and Cs[0] > 0):
         raise ValueError(f"Cs must be finite and > 0; got {Cs.tolist()[:5]}.")
     n = y.size
+    rows = (np.arange(n) if rows is None
+            else np.ascontiguousarray(rows, dtype=np.intp))
+    if rows.shape != (n,) or (n and not 0 <= rows.min() <= rows.max() < K.shape[0]):
+        raise ValueError(f"rows must be {n} row indices of K (shape {K.shape}); got "
+                         f"shape {rows.shape}.")
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
     shape = (weights.shape[0], Cs.size)
     alpha = np.zeros(shape + (n,))
     intercept, objective, gap = np.empty(shape), np.empty(shape), np.empty(shape)
     n_iter = np.empty(shape, dtype=np.int64)
-    solve_path(np.ascontiguousarray(K), y, weights, Cs, float(tol), int(max_iter), alpha,
+    solve_path(np.ascontiguousarray(K), rows, y, weights, Cs, float(tol), int(max_iter), alpha,
                intercept, objective, gap, n_iter)
     converged = (gap < tol) | (n_iter < max_iter)
     if warn and not converged.all():

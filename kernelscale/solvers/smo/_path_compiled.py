@@ -44,11 +44,14 @@ def _seed(alpha, G, ratio):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def solve_path(K, y, weights, Cs, eps, max_iter, alpha, intercept, objective, gap,
+def solve_path(K, rows, y, weights, Cs, eps, max_iter, alpha, intercept, objective, gap,
                n_iter):  # pragma: no cover - compiled
-    """Solve the binary dual on ``K`` for every fold (row of ``weights``) and every ``C``.
+    """Solve the binary dual on ``K[rows][:, rows]`` for every fold and every ``C``.
 
-    Fold ``f``'s problem has the rows with ``weights[f] > 0`` and bounds
+    The problem's variables are the rows ``rows`` of ``K`` (a class pair of a
+    matrix shared by every pair: each fold's block is cut from ``K`` directly,
+    never through a copy of the pair's block). Fold ``f``'s problem has the
+    variables with ``weights[f] > 0`` and bounds
     ``C * weights[f]``; along increasing ``Cs`` each solution (or the same
     scaled to the new ``C``, whichever has the lower objective) starts the
     next. Outputs, filled
@@ -57,14 +60,18 @@ def solve_path(K, y, weights, Cs, eps, max_iter, alpha, intercept, objective, ga
     ``n_iter[f, c]`` (pair updates).
     """
     n = y.size
+    whole = n == K.shape[0]
+    for k in range(n):
+        whole = whole and rows[k] == k
     for f in range(weights.shape[0]):
         live = np.flatnonzero(weights[f] > 0.0)
         m = live.size
-        if m == n:
+        if m == n and whole:
             Kf = K
         else:
+            at = rows[live]
             Kf = np.empty((m, m), dtype=K.dtype)
-            take_serial(K, live, live, Kf)
+            take_serial(K, at, at, Kf)
         y_f = y[live]
         w_f = weights[f][live]
         a = np.zeros(m)
