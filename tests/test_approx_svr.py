@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVR
 
 from kernelscale import (
@@ -145,3 +146,18 @@ def test_streamed_svr_needs_the_squared_loss():
     X, y = _wave(200)
     with pytest.raises(ValueError, match="squared_epsilon_insensitive"):
         _chunked_svr(loss="epsilon_insensitive").fit(ArrayChunks(X, y))
+
+
+def test_chunked_fit_stopped_by_precision_does_not_blame_max_iter():
+    # a tol float64 cannot reach: L-BFGS stops on its line search long before
+    # max_iter, and the warning says so (it blamed max_iter until stop 27)
+    from kernelscale.datasets import ArrayChunks
+
+    X, y = _wave(300)
+    model = ApproxKernelSVR(feature_map="rff", n_components=64, gamma=0.2, C=2.0,
+                            epsilon=0.05, tol=1e-15, max_iter=10_000, dtype="float64",
+                            random_state=0)
+    with pytest.warns(ConvergenceWarning, match="no further decrease") as caught:
+        model.fit(ArrayChunks(X, y, chunk_rows=100))
+    assert model.n_iter_ < 10_000
+    assert not any("within max_iter" in str(w.message) for w in caught)

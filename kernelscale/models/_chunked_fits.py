@@ -259,7 +259,7 @@ def fit_svm_chunked(estimator, source, params, *, mapped):
     W, n_iter, converged = chunked_squared_hinge(
         source, fmap, encoder, width, n_problems, bias=params["bias"], tol=params["tol"],
         max_iter=params["max_iter"], memory_budget=budget, callback=_printer(estimator))
-    _warn_unconverged(estimator, converged, params["max_iter"])
+    _warn_unconverged(estimator, converged, n_iter, params["max_iter"], params["tol"])
     estimator.coef_ = W[:width].T.copy()
     estimator.intercept_ = params["bias"] * W[width]
     estimator.n_iter_ = n_iter
@@ -281,7 +281,8 @@ def fit_svr_chunked(estimator, source):
         source, estimator.feature_map_, encoder, width, epsilon=float(estimator.epsilon),
         bias=bias, tol=float(estimator.tol), max_iter=int(estimator.max_iter),
         memory_budget=budget, callback=_printer(estimator))
-    _warn_unconverged(estimator, converged, estimator.max_iter)
+    _warn_unconverged(estimator, converged, n_iter, int(estimator.max_iter),
+                      float(estimator.tol))
     estimator.coef_ = w[None, :width].astype(np.dtype(estimator.dtype))
     estimator.intercept_ = np.array([bias * w[width]])
     estimator.n_iter_ = n_iter
@@ -299,13 +300,25 @@ def _printer(estimator):
     return callback
 
 
-def _warn_unconverged(estimator, converged, max_iter):
-    if not converged:
-        import warnings
+def _warn_unconverged(estimator, converged, n_iter, max_iter, tol):
+    """Say why L-BFGS stopped short of ``tol``: ``max_iter``, or no further progress.
 
-        warnings.warn(f"{type(estimator).__name__} did not converge within "
-                      f"max_iter={max_iter} L-BFGS iterations; increase max_iter or tol.",
-                      ConvergenceWarning, stacklevel=4)
+    Below ``n_iter < max_iter`` the line search found no decrease at float64
+    precision: a larger ``max_iter`` would change nothing there.
+    """
+    if converged:
+        return
+    import warnings
+
+    name = type(estimator).__name__
+    if n_iter >= max_iter:
+        message = (f"{name} did not converge within max_iter={max_iter} L-BFGS iterations; "
+                   "increase max_iter or tol.")
+    else:
+        message = (f"{name}: L-BFGS stopped after {n_iter} iterations, short of tol={tol:g}, "
+                   "where the line search found no further decrease (float64 precision); "
+                   "a larger tol ends the fit there, a larger max_iter does not help.")
+    warnings.warn(message, ConvergenceWarning, stacklevel=4)
 
 
 # --------------------------------------------------------------- logistic
@@ -334,7 +347,7 @@ def fit_logistic_chunked(estimator, source, *, C, multiclass, tol, max_iter):
         intercepts.append(intercept)
         iters.append(n_iter)
         converged &= ok
-    _warn_unconverged(estimator, converged, max_iter)
+    _warn_unconverged(estimator, converged, max(iters), max_iter, tol)
     estimator.coef_ = np.vstack(coefs)
     estimator.intercept_ = np.concatenate(intercepts)
     estimator.n_iter_ = max(iters)

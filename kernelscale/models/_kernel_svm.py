@@ -94,7 +94,7 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
                              "(multiclass='ovo'); one-vs-rest gives one score per class.")
         return float(self.C), float(self.tol), int(self.max_iter)
 
-    def fit(self, X, y, sample_weight=None, *, kernel_matrix=None):
+    def fit(self, X, y=None, sample_weight=None, *, kernel_matrix=None):
         """Fit the SVM.
 
         With more than one binary problem (more than two classes), when the
@@ -113,7 +113,8 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
             Training data, or the (n_samples, n_samples) Gram matrix for
             ``kernel="precomputed"``.
         y : array-like of shape (n_samples,)
-            Class labels of any type.
+            Class labels of any type (required; None only so that chunked data,
+            which carry their labels, get the message that they must be in memory).
         sample_weight : array-like of shape (n_samples,), default=None
             Multiplies C per sample.
         kernel_matrix : ndarray of shape (n_samples, n_samples), default=None

@@ -156,7 +156,7 @@ class KernelSVR(RegressorMixin, _ExactOneOutput):
         self.memory_budget = memory_budget
         self.verbose = verbose
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the SVR.
 
         Parameters
@@ -165,7 +165,8 @@ class KernelSVR(RegressorMixin, _ExactOneOutput):
             Training data, or the (n_samples, n_samples) Gram matrix for
             ``kernel="precomputed"``.
         y : array-like of shape (n_samples,)
-            Targets.
+            Targets (required; None only so that chunked data, which carry their
+            targets, get the message that they must be in memory).
         sample_weight : array-like of shape (n_samples,), default=None
             Multiplies C per sample.
 
