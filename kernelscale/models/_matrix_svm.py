@@ -97,9 +97,9 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
     results = [[[None] * len(problems) for _ in Cs] for _ in folds]
     bar = progress(len(problems) * len(folds), "KernelSVC problems", verbose=verbose)
 
-    def solve(p, fold_list, Kp=None):
+    def solve(p, fold_list):
         for f, path in solve_problem_path(K, per_fold, p, fold_list, Cs, tol=tol,
-                                          max_iter=max_iter, Kp=Kp).items():
+                                          max_iter=max_iter).items():
             for c, res in enumerate(path):
                 results[f][c][p] = res
         bar.update(len(fold_list))
@@ -114,17 +114,16 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
         with ThreadPoolExecutor(n_jobs) as pool:
             list(pool.map(lambda p: solve(p, every_fold), order))
     else:
-        # few problems (binary): the folds run side by side on each one's matrix
-        for p, (rows, _, _) in enumerate(problems):
-            Kp = K if rows is None else submatrix(K, rows)
+        # few problems (binary): the folds run side by side, each cutting its block of K
+        for p in range(len(problems)):
             with ThreadPoolExecutor(n_jobs) as pool:
-                list(pool.map(lambda f, p=p, Kp=Kp: solve(p, [f], Kp), every_fold))
+                list(pool.map(lambda f, p=p: solve(p, [f]), every_fold))
     bar.close()
     warn_unconverged([r for fold in results for path in fold for r in path], tol)
     return problems, results
 
 
-def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, Kp=None):
+def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1):
     """Solve binary problem ``p`` on ``K`` for the folds ``fold_list`` along ``Cs``.
 
     Parameters
@@ -140,8 +139,6 @@ def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, 
         Increasing penalties.
     tol : float
     max_iter : int, default=-1
-    Kp : ndarray, default=None
-        The problem's block of ``K`` when the caller has it already.
 
     Returns
     -------
@@ -151,12 +148,9 @@ def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, 
         ``n_iter``, ``gap``, ``converged``).
     """
     rows, y_pm, _ = fold_problems[fold_list[0]][p]
-    if Kp is None:
-        Kp = K  # the folds' blocks are cut from K at the problem's rows
-    else:
-        rows = None
     weights = np.stack([fold_problems[f][p][2] for f in fold_list])
-    path = smo_dense_path(Kp, y_pm, weights, Cs, rows=rows, tol=tol, max_iter=max_iter,
+    # each fold's block is cut from K at the problem's rows (no copy of the problem's block)
+    path = smo_dense_path(K, y_pm, weights, Cs, rows=rows, tol=tol, max_iter=max_iter,
                           warn=False)
     return {f: [{"alpha": path["alpha"][k, c], "intercept": float(path["intercept"][k, c]),
                  "objective": float(path["objective"][k, c]),

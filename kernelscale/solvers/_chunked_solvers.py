@@ -201,11 +201,10 @@ def chunked_squared_svr(source, fmap, encode, width, *, epsilon, bias, tol, max_
     n_iter : int
     converged : bool
     """
-    W, n_iter, converged = _lbfgs_over_chunks(
+    return _lbfgs_over_chunks(
         source, _svr_part,
         (source.share(fmap), encode, (bias, float(epsilon), width, memory_budget)),
         (width + 1,), tol=tol, max_iter=max_iter, callback=callback)
-    return W, n_iter, converged
 
 
 # ---------------------------------------------------------------- logistic
