@@ -182,3 +182,44 @@ def test_narrow_kernels_in_float32_have_no_subnormal_values(kernel):
     Z = Nystroem(n_components=150, kernel=kernel, gamma=gamma, random_state=0).fit(Y) \
         .transform(X)
     assert Z.dtype == np.float32 and np.sum((Z != 0) & (np.abs(Z) < tiny)) == 0
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["out", "in-place"])
+def test_float32_exp_of_exponents_is_within_1e7_of_float64(in_place):
+    # the vectorised float32 exp of the RBF / Laplacian blocks: every exponent in
+    # [exp_floor, 0] (both ends included), exactly 0 below the floor, exact at 0
+    from kernelscale.kernels._compiled import exp_floor
+    from kernelscale.kernels._exp import exp_block32
+
+    floor = exp_floor(np.float32)
+    rng = np.random.default_rng(3)
+    D = np.concatenate([np.linspace(0.0, -floor, 6995), rng.uniform(0, 120, 3000),
+                        [0.0, -floor, np.nextafter(-floor, np.float32(np.inf)), np.inf]])
+    D = D.astype(np.float32).reshape(-1, 11)  # 11 columns: the SIMD loops' remainders too
+    out = D.copy() if in_place else np.full_like(D, np.nan)
+    got = exp_block32(out if in_place else D, -1.0, floor, out)
+    exponent = -D.astype(np.float64)
+    inside = exponent >= floor
+    reference = np.where(inside, np.exp(exponent), 0.0)
+    assert np.all(got[~inside] == 0.0) and np.all(got[inside] > 0.0)
+    rel = np.abs(got[inside] - reference[inside]) / reference[inside]
+    assert rel.max() < 1.2e-7  # numpy's own float32 exp: ~2e-7 on the same points
+    assert np.all(got[D == 0] == 1.0)
+
+
+def test_float32_rbf_block_matches_float64_expansion():
+    # the fused exponent + exp pass against the float64 exp of the same float32
+    # exponents (the unfused pass's); the expansion's own rounding is not the exp's
+    from kernelscale.kernels._compiled import exp_floor, rbf_exponent
+    from kernelscale.kernels._exp import rbf_exp32
+
+    rng = np.random.default_rng(4)
+    A = (0.3 * rng.normal(size=(97, 23))).astype(np.float32)
+    B = A[:61] + np.float32(0.01)
+    xs, ys = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
+    dots = A @ B.T
+    got = dots.copy()
+    rbf_exp32(got, xs, ys, exp_floor(np.float32))
+    exponent = dots.copy()
+    rbf_exponent(exponent, xs, ys, exp_floor(np.float32))
+    np.testing.assert_allclose(got, np.exp(exponent.astype(np.float64)), rtol=1.2e-7, atol=0)

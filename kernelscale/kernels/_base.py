@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from .._validation import iter_row_blocks, resolve_memory_budget, sparse_row_bytes
 from ._compiled import exp_floor, scaled_exp
+from ._exp import exp_block32
 
 __all__ = ["Kernel", "ShiftInvariantKernel", "PreparedKernel"]
 
@@ -275,7 +276,10 @@ class ShiftInvariantKernel(Kernel):
         (see :func:`tiny_floor`), as in every kernel block.
         """
         out = np.empty_like(D) if out is None else out
-        scaled_exp(D, D.dtype.type(-factor), exp_floor(D.dtype), out)
+        if D.dtype == np.float32 and out.dtype == np.float32:
+            exp_block32(D, np.float32(-factor), exp_floor(D.dtype), out)
+        else:
+            scaled_exp(D, D.dtype.type(-factor), exp_floor(D.dtype), out)
         return out
 
 

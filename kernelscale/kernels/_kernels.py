@@ -17,6 +17,7 @@ from ._compiled import (
     shift_scale,
     squared_distances,
 )
+from ._exp import exp_block32, rbf_exp32
 
 __all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel"]
 
@@ -100,6 +101,10 @@ class RBF(ShiftInvariantKernel):
     @staticmethod
     def _finish(out, x_sqnorm, y_sqnorm):
         dtype = out.dtype.type
+        if out.dtype == np.float32:
+            rbf_exp32(out, x_sqnorm.astype(dtype, copy=False), y_sqnorm.astype(dtype, copy=False),
+                      exp_floor(out.dtype))
+            return
         rbf_exponent(out, x_sqnorm.astype(dtype, copy=False), y_sqnorm.astype(dtype, copy=False),
                      exp_floor(out.dtype))
         np.exp(out, out=out)
@@ -137,6 +142,9 @@ class Laplacian(ShiftInvariantKernel):
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
         l1_distances(Xw, Yw, out)
+        if out.dtype == np.float32:
+            exp_block32(out, np.float32(-1.0), exp_floor(out.dtype), out)
+            return
         scaled_exponent(out, out.dtype.type(-1.0), exp_floor(out.dtype))
         np.exp(out, out=out)
 
