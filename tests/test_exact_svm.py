@@ -82,6 +82,26 @@ def test_dual_objective_any_cache_and_working_set(binary, shrinking, cache_mb,
     assert abs(0.5 * d @ Ks @ d - np.abs(d).sum() - a.objective_[0]) <= 1e-5 * abs(ref)
 
 
+def test_row_cache_rows_through_chunks_and_evictions(monkeypatch):
+    # new rows are computed a few at a time into one reused buffer and copied to
+    # scattered slots: every row fetched must be the kernel's row, whatever the
+    # slots' order, chunking or evictions
+    from kernelscale.solvers.smo import _rows
+
+    monkeypatch.setattr(_rows, "_CHUNK_BYTES", 1)  # the minimum chunk of 8 rows
+    X, _ = make_classification(n_samples=120, n_features=5, random_state=2)
+    kernel = make_kernel("rbf", X)
+    rows = KernelRows(X, kernel, 2**24)
+    cache = RowCache(rows, 4 * 120 * 40)  # 40 slots: evictions from the third fetch on
+    reference = kernel.gram(X, dtype=np.float32)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        indices = rng.choice(120, size=int(rng.integers(1, 30)), replace=False)
+        slots = cache.fetch(indices)
+        np.testing.assert_allclose(cache.data[slots], reference[indices], rtol=2e-6, atol=1e-7)
+    assert cache.misses > 120  # rows were evicted and computed again
+
+
 def test_solver_kkt_conditions():
     X, y = make_classification(n_samples=300, random_state=1)
     y = np.where(y == 1, 1.0, -1.0)

@@ -10,6 +10,8 @@ from ..._validation import MemoryBudgetError, iter_row_blocks
 
 __all__ = ["KernelRows", "RowCache"]
 
+_CHUNK_BYTES = 2**24
+
 
 class KernelRows:
     """Kernel rows ``k(x_i, X[columns])`` for any set of rows, computed in batches.
@@ -134,6 +136,7 @@ class RowCache:
         self.width = n  # valid columns of every stored row
         self.hits = 0
         self.misses = 0
+        self._scratch = np.empty(0, dtype=np.float32)
 
     @property
     def holds_all(self):
@@ -178,9 +181,17 @@ class RowCache:
         if slots[-1] - lo + 1 == slots.size and width == self.data.shape[1]:
             self.rows.compute(indices, self.data[lo : lo + slots.size])
             return
-        buf = np.empty((slots.size, width), dtype=np.float32)
-        self.rows.compute(indices, buf)
-        self.data[slots, :width] = buf
+        # the batch goes through one buffer kept across fetches: a fresh one per
+        # fetch cost its page faults every time (tens of MB at n = 50,000), and
+        # numpy's fancy-indexed copy into the slots ran on one thread
+        step = min(slots.size, max(8, int(_CHUNK_BYTES // (4 * width))))
+        if self._scratch.size < step * width:
+            self._scratch = np.empty(step * width, dtype=np.float32)
+        for start in range(0, slots.size, step):
+            stop = min(start + step, slots.size)
+            buf = self._scratch[: (stop - start) * width].reshape(stop - start, width)
+            self.rows.compute(indices[start:stop], buf)
+            _scatter_rows(self.data, slots[start:stop], buf)
 
     def columns_of(self, variables):
         """Columns of the stored rows that hold the variables (their own indices)."""
@@ -196,6 +207,16 @@ class RowCache:
         used = np.flatnonzero(self.index_of >= 0)
         _compact_rows(self.data, used, np.asarray(keep, dtype=np.intp))
         self.width = keep.size
+
+
+@numba.njit(parallel=True, cache=True)
+def _scatter_rows(data, slots, rows):  # pragma: no cover - compiled
+    width = rows.shape[1]
+    for k in numba.prange(slots.size):
+        dst = data[slots[k]]
+        src = rows[k]
+        for j in range(width):
+            dst[j] = src[j]
 
 
 @numba.njit(parallel=True, cache=True)
