@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._compiled import gather_block, solve_block, update_gradient
+from ._compiled import gather_block, solve_block, update_gradient, update_gradient_rows
 
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
@@ -225,9 +225,11 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         delta = ab - st.alpha[ws]
         moved = np.flatnonzero(delta != 0)
         st.alpha[ws] = ab
-        if moved.size:
+        if moved.size and compact:
+            update_gradient_rows(st.G, st.y, cache.data, slots[moved], (yb * delta)[moved], na)
+        elif moved.size:
             update_gradient(st.G, st.y, cache.data, slots[moved], (yb * delta)[moved],
-                             columns, na)
+                            columns, na)
         if moved.size == 0:
             # float32 rounding of the block can leave a pair the global test calls
             # violating; refresh the gradient from the support vectors once, and
