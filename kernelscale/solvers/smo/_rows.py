@@ -10,6 +10,10 @@ from ..._validation import MemoryBudgetError, iter_row_blocks
 
 __all__ = ["KernelRows", "RowCache"]
 
+# new rows are computed this many bytes at a time: small enough that the batch is
+# not a fresh allocation each fetch, large enough that the GEMM keeps its speed
+# (each batch reads all prepared columns again: a9a's are 16 MB, and 4 MB
+# batches made its fits slower)
 _CHUNK_BYTES = 2**24
 
 
