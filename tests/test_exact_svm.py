@@ -105,7 +105,7 @@ def test_row_cache_rows_through_chunks_and_evictions(monkeypatch):
 def test_gradient_update_on_compacted_rows_equals_the_gathered_one():
     # the contiguous update (rows compacted to the active set) against the general
     # one through a column index, here the identity
-    from kernelscale.solvers.smo._compiled import update_gradient, update_gradient_rows
+    from kernelscale.solvers.smo._compiled import update_gradient
 
     rng = np.random.default_rng(5)
     data = rng.random((9, 2500)).astype(np.float32)
@@ -114,7 +114,7 @@ def test_gradient_update_on_compacted_rows_equals_the_gathered_one():
     G0 = rng.normal(size=2500)
     a, b = G0.copy(), G0.copy()
     update_gradient(a, y, data, slots, coef, np.arange(2500), 2100)
-    update_gradient_rows(b, y, data, slots, coef, 2100)
+    update_gradient(b, y, data, slots, coef, None, 2100)
     np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     expected = G0[:2100] + y[:2100] * (coef @ data[slots, :2100].astype(np.float64))
     np.testing.assert_allclose(b[:2100], expected, rtol=1e-12, atol=1e-12)

@@ -277,7 +277,7 @@ class ShiftInvariantKernel(Kernel):
         """
         out = np.empty_like(D) if out is None else out
         if D.dtype == np.float32 and out.dtype == np.float32:
-            exp_block32(D, np.float32(-factor), exp_floor(D.dtype), out)
+            exp_block32(D, -factor, exp_floor(D.dtype), out)
         else:
             scaled_exp(D, D.dtype.type(-factor), exp_floor(D.dtype), out)
         return out

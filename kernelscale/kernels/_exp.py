@@ -51,28 +51,27 @@ def _scale_by(out, bits):  # pragma: no cover - compiled
         out[j] = out[j] * scale[j]
 
 
+@numba.njit(cache=True, inline="always", fastmath={"nsz", "contract", "arcp"})
+def _exp_row(src, dst, scale, floor):  # pragma: no cover - compiled
+    bits = np.empty(src.size, dtype=np.int32)
+    for j in range(src.size):
+        _exp_into(scale * src[j], j, dst, bits, floor)
+    _scale_by(dst, bits)
+
+
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def _exp_rows(D, scale, floor, out):  # pragma: no cover - compiled
-    n, m = D.shape
-    for i in numba.prange(n):
-        bits = np.empty(m, dtype=np.int32)
-        row, dst = D[i], out[i]
-        for j in range(m):
-            _exp_into(scale * row[j], j, dst, bits, floor)
-        _scale_by(dst, bits)
+    for i in numba.prange(D.shape[0]):
+        _exp_row(D[i], out[i], scale, floor)
 
 
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def _exp_rows_in_place(A, scale, floor):  # pragma: no cover - compiled
-    # one array read and written: two views of the same memory would fail
-    # LLVM's overlap check and run the scalar loop (3.5x slower)
-    n, m = A.shape
-    for i in numba.prange(n):
-        bits = np.empty(m, dtype=np.int32)
+    # one row view read and written: two views of the same memory (D[i], out[i])
+    # would fail LLVM's overlap check and run the scalar loop (3.5x slower)
+    for i in numba.prange(A.shape[0]):
         row = A[i]
-        for j in range(m):
-            _exp_into(scale * row[j], j, row, bits, floor)
-        _scale_by(row, bits)
+        _exp_row(row, row, scale, floor)
 
 
 def exp_block32(D, scale, floor, out):

@@ -100,14 +100,12 @@ class RBF(ShiftInvariantKernel):
 
     @staticmethod
     def _finish(out, x_sqnorm, y_sqnorm):
-        dtype = out.dtype.type
+        x_sqnorm, y_sqnorm = (v.astype(out.dtype, copy=False) for v in (x_sqnorm, y_sqnorm))
         if out.dtype == np.float32:
-            rbf_exp32(out, x_sqnorm.astype(dtype, copy=False), y_sqnorm.astype(dtype, copy=False),
-                      exp_floor(out.dtype))
-            return
-        rbf_exponent(out, x_sqnorm.astype(dtype, copy=False), y_sqnorm.astype(dtype, copy=False),
-                     exp_floor(out.dtype))
-        np.exp(out, out=out)
+            rbf_exp32(out, x_sqnorm, y_sqnorm, exp_floor(out.dtype))
+        else:
+            rbf_exponent(out, x_sqnorm, y_sqnorm, exp_floor(out.dtype))
+            np.exp(out, out=out)
 
 
 class Laplacian(ShiftInvariantKernel):
@@ -143,10 +141,10 @@ class Laplacian(ShiftInvariantKernel):
     def _evaluate(self, Xw, Yw, setup, columns, out):
         l1_distances(Xw, Yw, out)
         if out.dtype == np.float32:
-            exp_block32(out, np.float32(-1.0), exp_floor(out.dtype), out)
-            return
-        scaled_exponent(out, out.dtype.type(-1.0), exp_floor(out.dtype))
-        np.exp(out, out=out)
+            exp_block32(out, -1.0, exp_floor(out.dtype), out)
+        else:
+            scaled_exponent(out, out.dtype.type(-1.0), exp_floor(out.dtype))
+            np.exp(out, out=out)
 
 
 class Polynomial(Kernel):

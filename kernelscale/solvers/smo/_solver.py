@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._compiled import gather_block, solve_block, update_gradient, update_gradient_rows
+from ._compiled import gather_block, solve_block, update_gradient
 
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
@@ -225,11 +225,10 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         delta = ab - st.alpha[ws]
         moved = np.flatnonzero(delta != 0)
         st.alpha[ws] = ab
-        if moved.size and compact:
-            update_gradient_rows(st.G, st.y, cache.data, slots[moved], (yb * delta)[moved], na)
-        elif moved.size:
+        if moved.size:
+            # compacted rows are in position order: no column index to go through
             update_gradient(st.G, st.y, cache.data, slots[moved], (yb * delta)[moved],
-                            columns, na)
+                            None if compact else columns, na)
         if moved.size == 0:
             # float32 rounding of the block can leave a pair the global test calls
             # violating; refresh the gradient from the support vectors once, and
