@@ -62,13 +62,19 @@ def test_precomputed_matches_libsvm(binary):
         KernelSVC(kernel="precomputed").fit(K[:, :10], y)
 
 
+@pytest.mark.parametrize("block", ["computed", "gathered"])
 @pytest.mark.parametrize("shrinking", [True, False])
 @pytest.mark.parametrize("cache_mb", [64, 0.02])
 @pytest.mark.parametrize("working_set_size", [2, 16, 1024])
 def test_dual_objective_any_cache_and_working_set(binary, shrinking, cache_mb,
-                                                  working_set_size):
-    """Every configuration (evictions, column compaction, q = 2 i.e. plain SMO)
+                                                  working_set_size, block, monkeypatch):
+    """Every configuration (evictions, column compaction, q = 2 i.e. plain SMO,
+    working-set blocks computed by GEMM or gathered from the cached rows)
     reaches LIBSVM's dual objective."""
+    from kernelscale.solvers.smo import _rows
+
+    if block == "gathered":
+        monkeypatch.setattr(_rows, "_BLOCK_MAX_FEATURES", 0)
     X, y = binary
     a = KernelSVC(gamma=0.1, tol=1e-4, shrinking=shrinking, cache_size=cache_mb,
                   working_set_size=working_set_size).fit(X, y)
@@ -100,6 +106,45 @@ def test_row_cache_rows_through_chunks_and_evictions(monkeypatch):
         slots = cache.fetch(indices)
         np.testing.assert_allclose(cache.data[slots], reference[indices], rtol=2e-6, atol=1e-7)
     assert cache.misses > 120  # rows were evicted and computed again
+
+
+def test_working_set_block_is_the_kernel_block():
+    from kernelscale.solvers.smo import _rows
+
+    X, _ = make_classification(n_samples=150, n_features=6, random_state=3)
+    for name in ("rbf", "polynomial", "laplacian"):
+        kernel = make_kernel(name, X)
+        rows = KernelRows(X, kernel, 2**24)
+        indices = np.array([7, 140, 3, 99, 3 + 50, 0])
+        block = rows.block(indices)
+        reference = kernel.gram(X[indices], X[indices], dtype=np.float64)
+        assert block.dtype == np.float32 and block.shape == (6, 6)
+        np.testing.assert_allclose(block, reference, rtol=1e-5, atol=1e-6)
+    # many features, or a precomputed matrix: gathered from the rows instead
+    assert KernelRows(X, "precomputed", 2**24).block(indices) is None
+    wide = np.random.default_rng(0).normal(size=(20, _rows._BLOCK_MAX_FEATURES + 1))
+    assert KernelRows(wide, make_kernel("rbf", wide), 2**24).block(indices[:2]) is None
+
+
+def test_compaction_forgets_the_rows_of_shrunk_variables():
+    # a shrunk variable's row is never read before the next unshrink (which starts
+    # from full rows again): its slot is freed, and every kept row is compacted
+    X, _ = make_classification(n_samples=60, n_features=4, random_state=4)
+    kernel = make_kernel("rbf", X)
+    rows = KernelRows(X, kernel, 2**24)
+    cache = RowCache(rows, 4 * 60 * 20)
+    fetched = np.array([5, 17, 2, 40, 33, 9])
+    cache.fetch(fetched)
+    keep = np.array([0, 2, 5, 9, 17, 21, 33, 50])  # positions = variables (no permutation)
+    cache.compact(keep, forget=np.array([40, 2, 58]))  # 58 was never cached
+    assert cache.slot_of[40] == cache.slot_of[2] == -1
+    assert np.sum(cache.index_of >= 0) == 4 and cache.width == keep.size
+    reference = kernel.gram(X, dtype=np.float32)
+    for v in (5, 17, 33, 9):
+        np.testing.assert_allclose(cache.data[cache.slot_of[v], :keep.size],
+                                   reference[v, keep], rtol=2e-6, atol=1e-7)
+    free = np.flatnonzero(cache.index_of < 0)
+    assert free.size == cache.n_slots - 4  # the forgotten slots are free for new rows
 
 
 def test_gradient_update_on_compacted_rows_equals_the_gathered_one():

@@ -216,8 +216,13 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         # cached rows are in original column order, or compacted to positions
         columns = identity if compact else cache.columns_of(st.order)
         col_ws = columns[ws]
-        K = np.empty((ws.size, ws.size))
-        gather_block(cache.data, slots, col_ws, K)
+        # on few features the block is cheaper computed than gathered from the rows
+        block = rows.block(st.order[ws]) if hasattr(rows, "block") else None
+        if block is None:
+            K = np.empty((ws.size, ws.size))
+            gather_block(cache.data, slots, col_ws, K)
+        else:
+            K = block.astype(np.float64)
         yb, ab, Gb, Cb = st.y[ws], st.alpha[ws].copy(), st.G[ws].copy(), st.C[ws]
         local_eps = max(tol, 0.1 * gap)
         steps = solve_block(K, yb, ab, Gb, Cb, local_eps, min(10 * ws.size, max_iter - n_iter))
@@ -304,7 +309,7 @@ def _shrink(st, mask, rows, cache, compact, ws):
     st.permute(perm)
     st.n_active = keep.size
     if compact:
-        cache.compact(keep)
+        cache.compact(keep, forget=st.order[keep.size:na])
         rows.set_columns(st.order[: keep.size])
     # positions of the kept working set after the permutation
     new_pos = np.empty(na, dtype=np.intp)
