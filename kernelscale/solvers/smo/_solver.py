@@ -36,6 +36,12 @@ from ._compiled import gather_block, solve_block, update_gradient
 
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
+# shrink once this share of the active variables can go: each shrink compacts
+# every cached row, and at 5% the compactions took a fifth of a 20,000-row fit
+# (interleaved medians of 7, 0.05 -> 0.2: synthetic 20k 0.92 -> 0.76 s, binary
+# 10 x 14k 0.25 -> 0.21 s, 50,000 x 22 1.88 -> 1.65 s; a9a, 75k rows: 5-9% less)
+_SHRINK_FRACTION = 0.2
+
 
 def dual_objective(alpha, G, linear_term=None):
     """``1/2 a^T Q a + p^T a`` from the dual variables and the gradient ``Q a + p``.
@@ -246,7 +252,7 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
             stalled = 0
         if shrinking:
             mask = _shrinkable(st.y, st.G, st.alpha, st.C, st.n_active, m, M)
-            if mask.sum() > max(0.05 * st.n_active, 32):
+            if mask.sum() > max(_SHRINK_FRACTION * st.n_active, 32):
                 ws = _shrink(st, mask, rows, cache, compact, ws)
         if monitor is not None:
             monitor(n_outer, gap, st.n_active)
