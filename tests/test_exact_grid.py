@@ -83,38 +83,6 @@ def test_path_starts_from_the_scaled_solution_where_it_is_better():
     np.testing.assert_allclose(path["alpha"][0, 1], 0.5)
 
 
-def test_path_takes_a_start_where_its_objective_is_lower():
-    # a neighbouring gamma's solutions are feasible starts: the path's own
-    # solutions as starts leave nothing to do, zeros change nothing
-    X, y = make_classification(150, n_features=5, random_state=3)
-    y_pm = np.where(y > 0, 1.0, -1.0)
-    K = np.exp(-0.25 * ((X[:, None] - X[None]) ** 2).sum(-1)).astype(np.float32)
-    weights = np.ones((2, 150))
-    weights[0, :40] = 0.0
-    weights[1, 100:] = 0.0
-    Cs = np.array([0.3, 3.0, 30.0])
-    plain = smo_dense_path(K, y_pm, weights, Cs, tol=1e-4)
-    again = smo_dense_path(K, y_pm, weights, Cs, tol=1e-4, starts=plain["alpha"])
-    assert (plain["n_iter"] > 0).all() and (again["n_iter"] == 0).all()
-    np.testing.assert_allclose(again["objective"], plain["objective"], rtol=1e-12)
-    zeros = smo_dense_path(K, y_pm, weights, Cs, tol=1e-4, starts=np.zeros((2, 3, 150)))
-    for key in ("alpha", "objective", "n_iter"):
-        np.testing.assert_array_equal(zeros[key], plain[key])
-    # another kernel's solutions: fewer updates, the same optimum
-    K2 = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)).astype(np.float32)
-    cold = smo_dense_path(K2, y_pm, weights, Cs, tol=1e-5)
-    warm = smo_dense_path(K2, y_pm, weights, Cs, tol=1e-5, starts=plain["alpha"])
-    np.testing.assert_allclose(warm["objective"], cold["objective"], rtol=1e-5)
-    # a solution's alphas may pass their bound by the last bit (the pair update's
-    # rounding; seen with sample weights): clipped, not refused
-    nudged = smo_dense_path(K, y_pm, weights, Cs, tol=1e-4, starts=plain["alpha"] * (1 + 2e-16))
-    assert (nudged["n_iter"] == 0).all()
-    with pytest.raises(ValueError, match="shape"):
-        smo_dense_path(K, y_pm, weights, Cs, starts=np.zeros((2, 2, 150)))
-    with pytest.raises(ValueError, match=r"\[0, C \* weights\]"):
-        smo_dense_path(K, y_pm, weights, Cs, starts=plain["alpha"] * 2 + 1)
-
-
 def _grid(X, y, n_jobs, multiclass="ovo", budget=2**30):
     classes, y_index = np.unique(y, return_inverse=True)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
@@ -125,10 +93,8 @@ def _grid(X, y, n_jobs, multiclass="ovo", budget=2**30):
         tol=1e-3, score=_accuracy(y_val, classes), memory_budget=budget, n_jobs=n_jobs), folds
 
 
-@pytest.mark.parametrize("centers", [2, 3, 4])
+@pytest.mark.parametrize("centers", [2, 4])
 def test_threads_give_the_same_grid(centers):
-    # 3 classes: one unit per (pair, fold) at two threads, per pair at one; the
-    # previous gamma's solutions start every multiclass solve either way
     X, y = make_blobs(240, centers=centers, cluster_std=3.0, random_state=0)
     (one, complete_one), _ = _grid(X, y, 1)
     (two, complete_two), _ = _grid(X, y, 2)

@@ -6,13 +6,9 @@ both fit the memory budget, each gamma's kernel is its own GEMM instead); each
 fold's training and validation kernel blocks are cut out of that (no kernel is
 ever recomputed); each class pair reads its rows from the fold's block; and
 along increasing ``C`` every binary problem starts from its solution for the
-previous ``C`` (alpha seeding). Where there are several problems (multiclass),
-the previous gamma's solution for the same problem, fold and ``C`` is
-another feasible start (the bounds and ``y^T a = 0`` do not depend on the
-kernel), taken where its dual objective is lower: on a 26-class grid it saved
-15% of the solve time, on a binary one nothing. The solutions are LIBSVM's (the
-same dual, the same stopping rule), so every grid point's cross-validated score
-is the one ``GridSearchCV(SVC)`` measures on the same folds.
+previous ``C`` (alpha seeding). The solutions are LIBSVM's (the same dual, the
+same stopping rule), so every grid point's cross-validated score is the one
+``GridSearchCV(SVC)`` measures on the same folds.
 
 The work is a queue of units, gamma by gamma: one unit per class pair (all
 folds and every ``C``) when there are many problems, one per (problem, fold)
@@ -151,8 +147,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     slots = threading.BoundedSemaphore(
         max(1, min(n_jobs, (memory_budget - (0 if D is None else one)) // max(one, 1))))
     lock = threading.Lock()
-    solved = threading.Condition(lock)
-    records, opened, failed = [], [], []
+    records, opened = [], []
     # the matrices of finished gammas, written over by later ones: a fresh n x n
     # array costs its page faults on first touch (~0.1 s at 6,000 rows)
     spare = []
@@ -164,7 +159,6 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                     late = opened and deadline is not None and time.perf_counter() > deadline
                     if late:
                         g.skipped = True
-                        solved.notify_all()  # a unit of the next gamma may wait on it
                     else:
                         opened.append(g)
                 if not g.skipped:
@@ -181,41 +175,18 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                         g.exp_s = time.perf_counter() - t0
         return g.K
 
-    def previous_path(g, p, fold_list):
-        """The previous gamma's solutions of problem ``p`` (waiting for them if running)."""
-        if len(problems) < 2 or g.rank == 0:
-            return None
-        before = gammas[g.rank - 1]
-        with solved:
-            # the unit was queued a whole gamma's units earlier: a wait is rare; a
-            # skipped gamma (deadline) or a failed unit ends it too
-            solved.wait_for(lambda: failed or before.skipped or all(
-                before.results[f][-1][p] is not None for f in fold_list))
-            if failed or before.skipped:
-                return None
-        return {f: [before.results[f][c][p] for c in range(len(Cs))] for f in fold_list}
-
     def run(g, p, fold_list):
         K = kernel_of(g)
         if g.skipped:
             return
         t0 = time.perf_counter()
-        try:
-            starts = previous_path(g, p, fold_list)
-            for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol,
-                                              starts=starts).items():
-                for c, res in enumerate(path):
-                    g.results[f][c][p] = res
-        except BaseException:
-            with solved:
-                failed.append(p)
-                solved.notify_all()
-            raise
-        with solved:
+        for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol).items():
+            for c, res in enumerate(path):
+                g.results[f][c][p] = res
+        with lock:
             g.solve_s += time.perf_counter() - t0
             g.left -= 1
             last = g.left == 0
-            solved.notify_all()
         if last:
             finish(g)
 

@@ -123,7 +123,7 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
     return problems, results
 
 
-def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, starts=None):
+def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1):
     """Solve binary problem ``p`` on ``K`` for the folds ``fold_list`` along ``Cs``.
 
     Parameters
@@ -139,10 +139,6 @@ def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, 
         Increasing penalties.
     tol : float
     max_iter : int, default=-1
-    starts : dict, default=None
-        What this function returned for the same problem, folds and ``Cs`` on
-        another kernel (a neighbouring gamma): each solution is a candidate
-        start for its (fold, C), taken where its dual objective is lower.
 
     Returns
     -------
@@ -154,10 +150,8 @@ def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1, 
     rows, y_pm, _ = fold_problems[fold_list[0]][p]
     weights = np.stack([fold_problems[f][p][2] for f in fold_list])
     # each fold's block is cut from K at the problem's rows (no copy of the problem's block)
-    if starts is not None:
-        starts = np.array([[res["alpha"] for res in starts[f]] for f in fold_list])
     path = smo_dense_path(K, y_pm, weights, Cs, rows=rows, tol=tol, max_iter=max_iter,
-                          warn=False, starts=starts)
+                          warn=False)
     return {f: [{"alpha": path["alpha"][k, c], "intercept": float(path["intercept"][k, c]),
                  "objective": float(path["objective"][k, c]),
                  "n_iter": int(path["n_iter"][k, c]), "gap": float(path["gap"][k, c]),

@@ -156,8 +156,7 @@ def scaled_start(alpha, objective, ratio):
     return alpha
 
 
-def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=True,
-                   starts=None):
+def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=True):
     """:func:`smo_dense` for every fold and every ``C`` of a path, in one compiled call.
 
     Parameters
@@ -183,12 +182,6 @@ def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=
         Pair updates per solve; -1 for LIBSVM's ``max(10^7, 100 n)``.
     warn : bool, default=True
         Warn when ``max_iter`` stops a solve.
-    starts : ndarray of shape (n_folds, n_Cs, n), default=None
-        Other feasible starts, one per fold and ``C`` (0 outside the fold),
-        e.g. the path's solutions for a neighbouring gamma (the bounds and the
-        equality constraint do not depend on the kernel): each is taken where
-        its dual objective is lower than the path's own warm start. On a
-        26-class grid this saves 15% of the solve time.
 
     Returns
     -------
@@ -220,22 +213,11 @@ def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
     shape = (weights.shape[0], Cs.size)
-    if starts is None:
-        starts = np.empty((0, 0, 0))
-    else:
-        starts = np.ascontiguousarray(starts, dtype=np.float64)
-        if starts.shape != shape + (n,):
-            raise ValueError(f"starts must have shape {shape + (n,)} (folds, Cs, variables); "
-                             f"got {starts.shape}.")
-        box = weights[:, None, :] * Cs[None, :, None]
-        if np.any(starts < 0) or np.any(starts > box * (1 + 1e-9)):
-            raise ValueError("starts must lie in [0, C * weights]: solutions of the same "
-                             "folds and Cs.")
     alpha = np.zeros(shape + (n,))
     intercept, objective, gap = np.empty(shape), np.empty(shape), np.empty(shape)
     n_iter = np.empty(shape, dtype=np.int64)
     solve_path(np.ascontiguousarray(K), rows, y, weights, Cs, float(tol), int(max_iter), alpha,
-               intercept, objective, gap, n_iter, starts)
+               intercept, objective, gap, n_iter)
     converged = (gap < tol) | (n_iter < max_iter)
     if warn and not converged.all():
         warnings.warn(f"SMO stopped after {max_iter} pair updates with violation "

@@ -44,38 +44,8 @@ def _seed(alpha, G, ratio):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _take_better_start(Kf, y, start, bounds, a, G):  # pragma: no cover - compiled
-    """Replace ``(a, G)`` by ``start`` and its gradient where its dual objective is lower.
-
-    ``start`` is feasible for the same bounds (a solution of the same fold and
-    ``C`` for a neighbouring gamma: the box and ``y^T a = 0`` do not depend on
-    the kernel; it is clipped into the box against the last bit of rounding);
-    its gradient costs one pass over the rows of its support vectors.
-    """
-    m = y.size
-    for k in range(m):
-        start[k] = min(max(start[k], 0.0), bounds[k])
-    Gs = np.zeros(m)
-    for s in range(m):
-        if start[s] > 0.0:
-            coef = start[s] * y[s]
-            row = Kf[s]
-            for k in range(m):
-                Gs[k] += coef * row[k]
-    new = 0.0
-    old = 0.0
-    for k in range(m):
-        Gs[k] = y[k] * Gs[k] - 1.0
-        new += start[k] * (Gs[k] - 1.0)
-        old += a[k] * (G[k] - 1.0)
-    if new < old:
-        a[:] = start
-        G[:] = Gs
-
-
-@numba.njit(cache=True, nogil=True)
 def solve_path(K, rows, y, weights, Cs, eps, max_iter, alpha, intercept, objective, gap,
-               n_iter, starts):  # pragma: no cover - compiled
+               n_iter):  # pragma: no cover - compiled
     """Solve the binary dual on ``K[rows][:, rows]`` for every fold and every ``C``.
 
     The problem's variables are the rows ``rows`` of ``K`` (a class pair of a
@@ -84,8 +54,7 @@ def solve_path(K, rows, y, weights, Cs, eps, max_iter, alpha, intercept, objecti
     variables with ``weights[f] > 0`` and bounds
     ``C * weights[f]``; along increasing ``Cs`` each solution (or the same
     scaled to the new ``C``, whichever has the lower objective) starts the
-    next; ``starts[f, c]`` (over all ``n`` variables; an empty array for none)
-    is a third candidate, taken where its objective is lower still. Outputs, filled
+    next. Outputs, filled
     in place: ``alpha[f, c]`` (0 outside the fold), ``intercept[f, c]``,
     ``objective[f, c]``, ``gap[f, c]`` (the final violation) and
     ``n_iter[f, c]`` (pair updates).
@@ -111,8 +80,6 @@ def solve_path(K, rows, y, weights, Cs, eps, max_iter, alpha, intercept, objecti
             if c > 0:
                 _seed(a, G, Cs[c] / Cs[c - 1])
             bounds = Cs[c] * w_f
-            if starts.shape[0] > 0:
-                _take_better_start(Kf, y_f, starts[f, c][live], bounds, a, G)
             n_iter[f, c] = solve_dense(Kf, y_f, a, G, bounds, eps, max_iter)
             g, rho, obj = solution_summary(y_f, G, a, bounds)
             intercept[f, c] = -rho
