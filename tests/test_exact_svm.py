@@ -120,6 +120,12 @@ def test_working_set_block_is_the_kernel_block():
         reference = kernel.gram(X[indices], X[indices], dtype=np.float64)
         assert block.dtype == np.float32 and block.shape == (6, 6)
         np.testing.assert_allclose(block, reference, rtol=1e-5, atol=1e-6)
+    # SVR's doubled variables i and i + n share point i: the points' block
+    from kernelscale.solvers import PairedRows
+
+    paired = PairedRows(KernelRows(X, kernel, 2**24))
+    np.testing.assert_array_equal(paired.block(indices + np.array([150, 0, 150, 0, 0, 150])),
+                                  rows.block(indices))
     # many features, or a precomputed matrix: gathered from the rows instead
     assert KernelRows(X, "precomputed", 2**24).block(indices) is None
     wide = np.random.default_rng(0).normal(size=(20, _rows._BLOCK_MAX_FEATURES + 1))

@@ -53,6 +53,10 @@ class MatrixRows:
     def points(self, variables):
         return np.asarray(variables, dtype=np.intp) % self.n_points
 
+    def block(self, variables):
+        """None: the working set's block is read from the matrix (nothing to compute)."""
+        return None
+
     def cross(self, rows, columns, coef):
         """``k(variables rows, variables columns) @ coef`` (float64)."""
         points = self.points(rows)

@@ -221,12 +221,11 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         slots = cache.fetch(st.order[ws])
         # cached rows are in original column order, or compacted to positions
         columns = identity if compact else cache.columns_of(st.order)
-        col_ws = columns[ws]
         # on few features the block is cheaper computed than gathered from the rows
-        block = rows.block(st.order[ws]) if hasattr(rows, "block") else None
+        block = rows.block(st.order[ws])
         if block is None:
             K = np.empty((ws.size, ws.size))
-            gather_block(cache.data, slots, col_ws, K)
+            gather_block(cache.data, slots, columns[ws], K)
         else:
             K = block.astype(np.float64)
         yb, ab, Gb, Cb = st.y[ws], st.alpha[ws].copy(), st.G[ws].copy(), st.C[ws]

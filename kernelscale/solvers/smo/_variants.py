@@ -61,6 +61,10 @@ class PairedRows:
         take_block(buf, where.astype(np.intp), self._inverse, out)
         return out
 
+    def block(self, variables):
+        """The variables' kernel block: their points' (see :meth:`KernelRows.block`)."""
+        return self.inner.block(np.asarray(variables, dtype=np.intp) % self.inner.n)
+
     def cross(self, rows, columns, coef):
         """``k(variables rows, variables columns) @ coef`` (float64)."""
         n = self.inner.n
