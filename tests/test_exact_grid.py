@@ -8,7 +8,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from kernelscale import KernelSVC
 from kernelscale.model_selection import exact_svm_grid, exact_svm_rows_grid
-from kernelscale.solvers import smo_dense, smo_dense_path
+from kernelscale.solvers import DenseWorkspace, smo_dense, smo_dense_path
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +64,54 @@ def test_path_on_rows_of_a_larger_matrix_equals_the_path_on_their_block():
         np.testing.assert_array_equal(on_rows[key], on_block[key])
     with pytest.raises(ValueError, match="row indices of K"):
         smo_dense_path(K, y_pm, weights, Cs, rows=rows + 60)
+
+
+def _blob_problem(n, seed, dtype=np.float32):
+    # well separated: most variables end at 0, so shrinking compacts the block
+    X, y = make_blobs(n, centers=2, cluster_std=2.0, random_state=seed)
+    K = np.exp(-0.1 * ((X[:, None] - X[None]) ** 2).sum(-1)).astype(dtype)
+    weights = np.ones((3, n))
+    for f in range(3):
+        weights[f, f::3] = 0.0
+    return K, np.where(y > 0, 1.0, -1.0), weights
+
+
+def test_a_workspace_kept_across_calls_changes_no_result():
+    # one thread's scratch memory serves problem after problem, growing for a
+    # larger one and kept for a smaller one; float64 kernels get their own
+    work = DenseWorkspace()
+    Cs = np.array([0.1, 1.0, 100.0])
+    problems = [_blob_problem(300, 0), _blob_problem(450, 1), _blob_problem(200, 2),
+                _blob_problem(250, 3, np.float64)]
+    kept = None
+    for K, y_pm, weights in problems:
+        shared = smo_dense_path(K, y_pm, weights, Cs, workspace=work)
+        own = smo_dense_path(K, y_pm, weights, Cs)
+        for key in ("alpha", "intercept", "objective", "n_iter"):
+            np.testing.assert_array_equal(shared[key], own[key])
+        buffers = work.buffers(K.shape[0] * 2 // 3, K.dtype)
+        assert buffers[0].dtype == K.dtype and buffers[0].size >= (K.shape[0] * 2 // 3) ** 2
+        if K.shape[0] == 200:  # after the 450-row problem: nothing new allocated
+            assert all(a is b for a, b in zip(buffers, kept))
+        kept = buffers
+    fold, compact = DenseWorkspace().buffers(100, np.float32)
+    assert fold.size == 100 * 100 and compact.size == 80 * 80
+
+
+def test_compacting_solves_equal_libsvm_objectives():
+    # every fold shrinks (most alphas at 0), so the compacted block serves most updates
+    from sklearn.svm import SVC
+    K, y_pm, weights = _blob_problem(600, 4, np.float64)
+    path = smo_dense_path(K, y_pm, weights, np.array([1.0, 10.0]), tol=1e-4)
+    for f in range(3):
+        live = weights[f] > 0
+        Kf = K[np.ix_(live, live)]
+        for c, C in enumerate((1.0, 10.0)):
+            ref = SVC(C=C, kernel="precomputed", tol=1e-4).fit(Kf, y_pm[live])
+            a = np.zeros(live.sum())
+            a[ref.support_] = np.abs(ref.dual_coef_.ravel())
+            v = a * y_pm[live]
+            assert path["objective"][f, c] == pytest.approx(0.5 * v @ Kf @ v - a.sum(), rel=1e-4)
 
 
 def test_path_needs_increasing_Cs():

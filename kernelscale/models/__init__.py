@@ -8,6 +8,7 @@ from ._kernel_svr import KernelOneClassSVM, KernelSVR
 from ._linear_svm import LinearSVC, fit_linear_svm
 from ._logistic import KernelLogisticRegression
 from ._matrix_svm import (
+    ThreadWorkspaces,
     combine_scores,
     fold_svm_problems,
     solve_problem_path,
@@ -36,6 +37,7 @@ __all__ = [
     "LinearSVC",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
+    "ThreadWorkspaces",
     "auto_n_components",
     "base_weights",
     "combine_scores",

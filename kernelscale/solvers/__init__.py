@@ -29,6 +29,7 @@ from .falkon import (
     solve_triangular,
 )
 from .smo import (
+    DenseWorkspace,
     KernelRows,
     PairedRows,
     RowCache,
@@ -80,6 +81,7 @@ __all__ = [
     "subgradient_descent",
     "kernel_subgradient_descent",
     "kernel_subgradient_svm",
+    "DenseWorkspace",
     "KernelRows",
     "PairedRows",
     "RowCache",
