@@ -81,6 +81,49 @@ def test_ovo_votes_counts_pairs():
     assert np.array_equal(np.floor(ovo_votes(scores, n_classes) + 0.5), votes)
 
 
+@pytest.mark.parametrize("n_classes", [3, 5])
+def test_vote_counts_equal_the_rounded_votes_with_ties_and_zeros(n_classes):
+    # the vote-only rule (one product) against the counts of ovo_votes, rounded:
+    # zero scores vote for the second class, tied counts go to the first class
+    from kernelscale.models._binary_problems import ovo_classes
+    rng = np.random.default_rng(n_classes)
+    scores = np.sign(rng.normal(size=(300, n_classes * (n_classes - 1) // 2)))
+    scores[:30] = 0.0
+    scores[30:60, ::2] = 0.0
+    expected = np.argmax(np.rint(ovo_votes(scores, n_classes)), axis=1)
+    assert np.array_equal(ovo_classes(scores, n_classes), expected)
+
+
+@pytest.mark.parametrize("class_sorted", [True, False])
+def test_ovo_layout_scores_equal_each_pairs_own_product(class_sorted):
+    # one product per class (the layout) against K[rows, pair] @ (alpha y) + b per pair,
+    # with the rows sorted by class (as the grid keeps them) or interleaved
+    from kernelscale.models import OvoLayout
+    X, y = make_blobs(n_samples=200, centers=4, cluster_std=3.0, random_state=2)
+    if class_sorted:
+        order = np.argsort(y, kind="stable")
+        X, y = X[order], y[order]
+    classes, y_index = np.unique(y, return_inverse=True)
+    K = rbf_kernel(X, gamma=0.1).astype(np.float32)
+    val = np.arange(0, 200, 4)
+    train = np.setdiff1d(np.arange(200), val)
+    Cs = [0.5, 5.0]
+    problems, results = solve_svm_path(
+        K, y_index, classes, np.ones(200), Cs=Cs, folds=[train],
+        class_weight=None, multiclass="ovo", tol=1e-4)
+    layout = OvoLayout(problems, len(classes))
+    scores = layout.decision_values(K, val, results[0])
+    assert scores.shape == (2, val.size, len(problems))
+    for c in range(len(Cs)):
+        for p, ((members, y_pm, _), res) in enumerate(zip(problems, results[0][c])):
+            assert np.all(res["alpha"][np.isin(members, val)] == 0)
+            own = K[np.ix_(val, members)].astype(np.float64) @ (res["alpha"] * y_pm)
+            # float32 products against float64: agreement to float32 rounding
+            np.testing.assert_allclose(scores[c, :, p], own + res["intercept"], atol=1e-4)
+    given = svm_decision_values(K, val, problems, results[0], 4, "ovo", layout)
+    np.testing.assert_array_equal(given[1], scores[1])
+
+
 @pytest.mark.parametrize("multiclass, class_weight",
                          [("ovo", None), ("ovr", None), ("ovo", "balanced")])
 def test_path_over_folds_equals_fitting_each_fold(multiclass, class_weight):

@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from ..kernels import RBF
 from ..models import (
+    OvoLayout,
     ThreadWorkspaces,
     fold_svm_problems,
     solve_problem_path,
@@ -138,6 +139,8 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
                                       [train for train, _ in folds], class_weight, multiclass)
     problems = fold_problems[-1]
+    # where each pair's coefficients go when scoring: the same for every fold and gamma
+    layout = OvoLayout(problems, len(classes)) if ovo else None
     n_jobs = max(1, int(n_jobs))
     few = len(problems) < 2 * n_jobs
     per_gamma = len(problems) * (len(folds) if few else 1)
@@ -197,7 +200,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     def finish(g):
         with _PARALLEL_REGION:
             per_C = _score_gamma(g, gamma_ref, Cs, folds, problems, len(classes), multiclass,
-                                 score, shared_per_config)
+                                 score, shared_per_config, layout)
         with lock:
             spare.append(g.K)
         g.K = None
@@ -234,7 +237,8 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     return records, not any(g.skipped for g in gammas)
 
 
-def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score, shared):
+def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score, shared,
+                 layout):
     """The records of one gamma: every fold's validation score for every C."""
     per_C = [{"gamma": gamma_ref * g.factor, "C": float(C), "scores": [], "fit_times": [],
               "score_times": [], "n_iter": 0, "rank": g.rank} for C in Cs]
@@ -245,7 +249,7 @@ def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score
     for f, (_, val) in enumerate(folds):
         t0 = time.perf_counter()
         path_scores = svm_decision_values(g.K, val, problems, g.results[f], n_classes,
-                                          multiclass)
+                                          multiclass, layout)
         score_s = (time.perf_counter() - t0) / len(Cs)
         for c, record in enumerate(per_C):
             t0 = time.perf_counter()

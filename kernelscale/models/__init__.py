@@ -8,6 +8,7 @@ from ._kernel_svr import KernelOneClassSVM, KernelSVR
 from ._linear_svm import LinearSVC, fit_linear_svm
 from ._logistic import KernelLogisticRegression
 from ._matrix_svm import (
+    OvoLayout,
     ThreadWorkspaces,
     combine_scores,
     fold_svm_problems,
@@ -37,6 +38,7 @@ __all__ = [
     "LinearSVC",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
+    "OvoLayout",
     "ThreadWorkspaces",
     "auto_n_components",
     "base_weights",
