@@ -214,6 +214,17 @@ class OvoLayout:
     problems : list
         The one-vs-one problems, as :func:`solve_svm_path` returns them.
     n_classes : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y_index = np.array([0, 0, 1, 1, 2, 2])
+    >>> K = np.eye(6, dtype=np.float32)
+    >>> problems, results = solve_svm_path(
+    ...     K, y_index, np.arange(3), np.ones(6), Cs=[1.0], class_weight=None,
+    ...     multiclass="ovo", tol=1e-3)
+    >>> OvoLayout(problems, 3).decision_values(K, np.arange(6), results[0]).shape
+    (1, 6, 3)
     """
 
     def __init__(self, problems, n_classes):

@@ -32,7 +32,7 @@ class DenseWorkspace:
 
     Each call copies every fold's block out of the shared matrix and, when
     shrinking pays, compacts it; a fresh array for each costs its page faults
-    on first touch (on the 6,000-row imbalanced grid, 18% of the solve time).
+    on first touch (on the 6,000-row imbalanced grid, a fifth of the solve time).
     One workspace per thread (calls that share one must not overlap); the
     memory is held until the workspace is dropped.
 
