@@ -167,12 +167,41 @@ def test_one_vs_one_grid_scores_are_each_folds_own_fit():
 def test_kernel_per_gamma_when_the_distances_do_not_fit(n_jobs):
     X, y = make_blobs(240, centers=3, cluster_std=3.0, random_state=0)
     (shared, _), folds = _grid(X, y, n_jobs)
-    # 4 n^2 <= budget < 8 n^2: one kernel at a time, each its own GEMM
-    (own, complete), _ = _grid(X, y, n_jobs, budget=300_000)
+    # 4 n^2 + the threads' fold blocks <= budget < 8 n^2: one kernel at a time, each its
+    # own GEMM
+    (own, complete), _ = _grid(X, y, n_jobs, budget=400_000)
     assert complete
     for a, b in zip(shared, own):
         for f, (_, val) in enumerate(folds):
             assert abs(a["scores"][f] - b["scores"][f]) <= 1 / len(val) + 1e-12
+
+
+def test_the_threads_fold_blocks_count_against_the_budget():
+    # binary, 240 rows, 3 folds: the kernel is 230 KB, each thread's fold block and
+    # compaction buffer 4 (160^2 + 128^2) = 168 KB
+    import warnings
+
+    from kernelscale.model_selection._exact import _thread_bytes, _threads_in_budget
+    X, y = make_blobs(240, centers=2, cluster_std=4.0, random_state=0)
+    one, each = 4 * 240**2, 4 * (160**2 + 128**2)
+    (free, _), folds = _grid(X, y, 2, multiclass="ovr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # room for two threads: no warning
+        assert _threads_in_budget(each, 240, 2, 2 * one + 2 * each) == (2, True)
+        assert _threads_in_budget(each, 240, 2, 2 * one + 2 * each - 1) == (2, False)
+        assert _threads_in_budget(each, 240, 2, one + 2 * each) == (2, False)
+    with pytest.warns(UserWarning, match=rf"runs 1 thread.*>= {(one + 2 * each) // 1024}"):
+        (tight, complete), _ = _grid(X, y, 2, multiclass="ovr", budget=one + 2 * each - 1)
+    assert complete
+    # each gamma's kernel is then its own GEMM (float32 rounding apart from the distances')
+    for a, b in zip(free, tight):
+        for f, (_, val) in enumerate(folds):
+            assert abs(a["scores"][f] - b["scores"][f]) <= 1 / len(val) + 1e-12
+    from kernelscale.models import fold_svm_problems
+    classes, y_index = np.unique(y, return_inverse=True)
+    problems = fold_svm_problems(y_index, classes, np.ones(240), [tr for tr, _ in folds],
+                                 None, "ovr")
+    assert _thread_bytes(problems) == each
 
 
 def _rows_grid(X, y, budget):

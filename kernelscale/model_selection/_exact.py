@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._config import format_bytes
 from ..kernels import RBF
 from ..models import (
     OvoLayout,
@@ -53,6 +55,37 @@ def exact_svm_bytes(n_rows):
 def exact_matrix_bytes(n_rows):
     """Memory of one gamma's kernel matrix (float32): the least the matrix grid needs."""
     return 4 * n_rows * n_rows
+
+
+def _thread_bytes(fold_problems):
+    """One solving thread's scratch (float32): its largest fold block and compaction buffer."""
+    m = max((int(np.count_nonzero(w > 0)) for per_fold in fold_problems
+             for _, _, w in per_fold), default=0)
+    return 4 * (m * m + int(0.8 * m) ** 2)
+
+
+def _threads_in_budget(each, n, n_jobs, memory_budget):
+    """``(threads, keep_distances)``: what the budget holds beside one kernel matrix.
+
+    ``each``: one thread's scratch bytes (:func:`_thread_bytes`); each solving
+    thread keeps a copy of its fold's block (a binary problem's is 0.64 n^2
+    entries). The distances shared across gammas are kept only where every
+    thread's copy fits beside them; fewer threads run where even without them
+    the copies do not fit (with a warning giving the budget that would run them
+    all).
+    """
+    one = exact_matrix_bytes(n)
+    if exact_svm_bytes(n) + n_jobs * each <= memory_budget:
+        return n_jobs, True
+    threads = int(max(1, min(n_jobs, (memory_budget - one) // max(each, 1))))
+    if threads < n_jobs:
+        warnings.warn(
+            f"memory_budget ({format_bytes(memory_budget)}) holds the {n}-row kernel matrix "
+            f"({format_bytes(one)}) and the fold blocks of {threads} solving thread(s) "
+            f"({format_bytes(each)} each): the grid runs {threads} thread(s), not "
+            f"n_jobs={n_jobs}; memory_budget >= {format_bytes(one + n_jobs * each)} would run "
+            "them all.", UserWarning, stacklevel=4)
+    return threads, False
 
 
 def _class_order(X, y_index, sample_weight, folds):
@@ -105,7 +138,8 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         (one column per binary problem).
     memory_budget : int
     n_jobs : int, default=1
-        Threads solving binary problems side by side.
+        Threads solving binary problems side by side (fewer, with a warning,
+        where the memory budget cannot hold each one's copy of a fold block).
     deadline : float, default=None
         ``time.perf_counter()`` value after which no new gamma starts (the
         first always runs: a search has at least one complete gamma).
@@ -129,27 +163,28 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     kernel = RBF(gamma_ref)
     start = time.perf_counter()
     n = X.shape[0]
-    # under 8 n^2 bytes the distances are not kept: each gamma's kernel is its own GEMM
-    D = (kernel.distances(X, dtype=np.float32, memory_budget=memory_budget)
-         if exact_svm_bytes(n) <= memory_budget else None)
-    n_configs = len(factors) * len(Cs)
-    shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
-    Cs = np.sort(np.asarray(Cs, dtype=np.float64))
     # a fold's binary problems (rows, labels, weights) do not depend on gamma
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
                                       [train for train, _ in folds], class_weight, multiclass)
     problems = fold_problems[-1]
+    scratch = _thread_bytes(fold_problems)
+    n_jobs, keep = _threads_in_budget(scratch, n, max(1, int(n_jobs)), memory_budget)
+    # without room for the distances each gamma's kernel is its own GEMM
+    D = kernel.distances(X, dtype=np.float32, memory_budget=memory_budget) if keep else None
+    n_configs = len(factors) * len(Cs)
+    shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
+    Cs = np.sort(np.asarray(Cs, dtype=np.float64))
     # where each pair's coefficients go when scoring: the same for every fold and gamma
     layout = OvoLayout(problems, len(classes)) if ovo else None
-    n_jobs = max(1, int(n_jobs))
     few = len(problems) < 2 * n_jobs
     per_gamma = len(problems) * (len(folds) if few else 1)
     gammas = [_Gamma(k, f, len(folds), len(Cs), len(problems), per_gamma)
               for k, f in enumerate(factors)]
-    # kernels held at once: as many as the budget allows beside the distances
+    # kernels held at once: as many as the budget allows beside the distances and
+    # the threads' fold blocks
     one = exact_matrix_bytes(n)
-    slots = threading.BoundedSemaphore(
-        max(1, min(n_jobs, (memory_budget - (0 if D is None else one)) // max(one, 1))))
+    free = memory_budget - (0 if D is None else one) - n_jobs * scratch
+    slots = threading.BoundedSemaphore(max(1, min(n_jobs, free // max(one, 1))))
     lock = threading.Lock()
     records, opened = [], []
     # the matrices of finished gammas, written over by later ones: a fresh n x n
