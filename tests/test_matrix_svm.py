@@ -124,6 +124,27 @@ def test_ovo_layout_scores_equal_each_pairs_own_product(class_sorted):
     np.testing.assert_array_equal(given[1], scores[1])
 
 
+def test_binary_scores_read_only_the_columns_with_coefficients():
+    # the product runs over the columns some coefficient uses; an all-zero path
+    # (no column used) gives the intercepts alone
+    X, y = make_classification(150, n_features=4, random_state=3)
+    K = rbf_kernel(X, gamma=0.3).astype(np.float32)
+    classes, y_index = np.unique(y, return_inverse=True)
+    val = np.arange(0, 150, 5)
+    train = np.setdiff1d(np.arange(150), val)
+    problems, results = solve_svm_path(K, y_index, classes, np.ones(150), Cs=[0.1, 10.0],
+                                       folds=[train], class_weight=None, multiclass="ovr",
+                                       tol=1e-4)
+    scores = svm_decision_values(K, val, problems, results[0], 2, "ovr")
+    for c in range(2):
+        res = results[0][c][0]
+        own = K[val].astype(np.float64) @ (res["alpha"] * problems[0][1]) + res["intercept"]
+        np.testing.assert_allclose(scores[c][:, 0], own, atol=1e-4)
+    empty = [[{**results[0][0][0], "alpha": np.zeros(150), "intercept": 0.25}]]
+    np.testing.assert_array_equal(svm_decision_values(K, val, problems, empty, 2, "ovr")[0],
+                                  np.full((val.size, 1), 0.25))
+
+
 @pytest.mark.parametrize("multiclass, class_weight",
                          [("ovo", None), ("ovr", None), ("ovo", "balanced")])
 def test_path_over_folds_equals_fitting_each_fold(multiclass, class_weight):
