@@ -39,6 +39,7 @@ from ..models import (
     svm_decision_values,
     warn_unconverged,
 )
+from ..solvers import DenseWorkspace
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_kernel_matrix"]
 
@@ -61,7 +62,7 @@ def _thread_bytes(fold_problems):
     """One solving thread's scratch (float32): its largest fold block and compaction buffer."""
     m = max((int(np.count_nonzero(w > 0)) for per_fold in fold_problems
              for _, _, w in per_fold), default=0)
-    return 4 * (m * m + int(0.8 * m) ** 2)
+    return DenseWorkspace.nbytes(m, np.float32)
 
 
 def _threads_in_budget(each, n, n_jobs, memory_budget):

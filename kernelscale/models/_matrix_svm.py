@@ -241,7 +241,7 @@ class OvoLayout:
                 picks[k].append(start[p] + np.flatnonzero(mask))
                 class_rows[k] = members[mask]
         self.picks = [np.concatenate(v) if v else np.empty(0, np.intp) for v in picks]
-        self.n_pairs = [len(v) for v in picks]
+        self.n_pairs = np.array([len(v) for v in picks], dtype=np.intp)
         self.columns = np.concatenate(class_rows)
         self.bounds = np.cumsum([0] + [r.size for r in class_rows])
 
@@ -261,7 +261,7 @@ class OvoLayout:
                           K_rows[:, self.bounds[k]:self.bounds[k + 1]].T,
                           out=every[first[k]:first[k + 1]])
         k, col = self.sides[..., 0], self.sides[..., 1]
-        at = (first[k][None] + np.arange(n_C)[:, None, None] * np.asarray(self.n_pairs)[k][None]
+        at = (first[k][None] + np.arange(n_C)[:, None, None] * self.n_pairs[k][None]
               + col[None])  # (n_C, n_pairs, 2)
         scores = every[at[..., 0]] + every[at[..., 1]]
         return scores.transpose(0, 2, 1) + intercepts[:, None, :]

@@ -17,7 +17,14 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._dense_compiled import outside_box, solution_summary, solve_dense, take_block, take_serial
+from ._dense_compiled import (
+    COMPACT_KEEP,
+    outside_box,
+    solution_summary,
+    solve_dense,
+    take_block,
+    take_serial,
+)
 from ._path_compiled import solve_path
 
 __all__ = ["DenseWorkspace", "scaled_start", "smo_dense", "smo_dense_path", "submatrix"]
@@ -49,6 +56,16 @@ class DenseWorkspace:
         self._fold = np.empty(0, dtype=np.float32)
         self._compact = np.empty(0, dtype=np.float32)
 
+    @staticmethod
+    def sizes(n):
+        """Entries of the two buffers for folds of ``n`` rows: the block, the largest compaction."""
+        return n * n, int(COMPACT_KEEP * n) ** 2
+
+    @classmethod
+    def nbytes(cls, n, dtype):
+        """Bytes a workspace holds for folds of ``n`` rows (what a memory budget must allow)."""
+        return sum(cls.sizes(n)) * np.dtype(dtype).itemsize
+
     def buffers(self, n, dtype):
         """Buffers for a fold's block of ``n`` rows and its compactions (grown as needed).
 
@@ -61,11 +78,10 @@ class DenseWorkspace:
 
         Returns
         -------
-        fold, compact : ndarray of shape (>= n^2,) and (>= floor(0.8 n)^2,)
+        fold, compact : ndarray of shape (>= n^2,) and (>= floor(0.8 n)^2,), as :meth:`sizes`
         """
         dtype = np.dtype(dtype)
-        # a compaction keeps at most 0.8 of the variables (the solver's rule)
-        need = (n * n, int(0.8 * n) ** 2)
+        need = self.sizes(n)
         if self._fold.dtype != dtype or self._fold.size < need[0]:
             self._fold = np.empty(need[0], dtype=dtype)
         if self._compact.dtype != dtype or self._compact.size < need[1]:

@@ -18,7 +18,11 @@ import numpy as np
 
 from ._compiled import TAU, pair_step
 
-__all__ = ["solve_dense", "take_block", "take_serial", "solution_summary", "outside_box"]
+__all__ = ["COMPACT_KEEP", "solve_dense", "take_block", "take_serial", "solution_summary",
+           "outside_box"]
+
+# a compaction waits until at most this share of the working set is kept
+COMPACT_KEEP = 0.8
 
 # A compaction copies n_keep^2 entries and saves each later update three passes
 # over the m - n_keep variables set aside; the updates done so far stand for
@@ -156,7 +160,7 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover
                     out = -F[t] > g_low
                 keep[t] = not out
                 n_keep += not out
-            if (n_keep <= 0.8 * m and n_keep >= 2
+            if (n_keep <= COMPACT_KEEP * m and n_keep >= 2
                     and 3.0 * (m - n_keep) * it >= _COPY_COST * n_keep * n_keep):
                 order = np.empty(n, dtype=np.intp)
                 k = 0
