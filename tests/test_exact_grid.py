@@ -204,6 +204,30 @@ def test_the_threads_fold_blocks_count_against_the_budget():
     assert _thread_bytes(problems) == each
 
 
+def test_the_search_keeps_the_matrix_only_where_one_thread_copy_fits_too(moons):
+    # regression: the search chose the matrix grid at 4 n^2 bytes, and one thread's fold
+    # blocks (4.2 n^2 more on 5 folds) then ran it over the budget
+    import warnings
+
+    from kernelscale import KernelClassifierCV
+    from kernelscale._config import format_bytes
+    from kernelscale.model_selection import exact_grid_bytes, exact_matrix_bytes
+    X, y = moons
+    classes, y_index = np.unique(y, return_inverse=True)
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
+    least, shared = exact_grid_bytes(y_index, classes, np.ones(len(y)), folds, None, "ovr")
+    # 240 training rows a fold: the block and its largest compaction, float32
+    assert least == exact_matrix_bytes(300) + 4 * (240**2 + 192**2)
+    assert shared == least + exact_matrix_bytes(300)
+    search = dict(families="exact-svm", gamma_factors=[0.5, 2], Cs=[1, 10], cv=folds,
+                  random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        KernelClassifierCV(memory_budget=least, **search).fit(X, y)
+    with pytest.warns(UserWarning, match=rf"fold blocks need .*>= {format_bytes(least)} holds"):
+        KernelClassifierCV(memory_budget=least - 1, **search).fit(X, y)
+
+
 def _rows_grid(X, y, budget):
     classes, y_index = np.unique(y, return_inverse=True)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))

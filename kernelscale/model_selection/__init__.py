@@ -1,7 +1,13 @@
 """Model selection: the best kernel model for the data, by searches that share their work."""
 
 from ._choice import EXACT_MAX_ROWS, choose_families
-from ._exact import exact_kernel_matrix, exact_matrix_bytes, exact_svm_bytes, exact_svm_grid
+from ._exact import (
+    exact_grid_bytes,
+    exact_kernel_matrix,
+    exact_matrix_bytes,
+    exact_svm_bytes,
+    exact_svm_grid,
+)
 from ._exact_rows import exact_svm_rows_grid
 from ._features import nystrom_svm_grid, rff_svm_grid
 from ._least_squares import falkon_grid, fold_statistics, ridge_path
@@ -18,7 +24,7 @@ from ._space import (
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "choose_families",
            "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
-           "exact_matrix_bytes", "exact_svm_rows_grid",
+           "exact_matrix_bytes", "exact_grid_bytes", "exact_svm_rows_grid",
            "falkon_grid", "nystrom_svm_grid", "rff_svm_grid", "fold_statistics", "ridge_path",
            "cv_results", "leaderboard",
            "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_CS",

@@ -22,7 +22,7 @@ from ..models import (
     combine_scores,
     plus_minus_targets,
 )
-from ._exact import exact_matrix_bytes, exact_svm_bytes, exact_svm_grid
+from ._exact import exact_grid_bytes, exact_svm_grid
 from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
 from ._features import (
     NYSTROM_RCOND,
@@ -84,7 +84,11 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     factors = middle_out(space["factors"])
     if family == "exact-svm":
         n = X.shape[0]
-        shared = exact_matrix_bytes(n) <= s["memory_budget"]
+        # the matrix grid holds one kernel and a solving thread's copy of its fold blocks
+        least, with_distances = exact_grid_bytes(
+            data["y_index"], data["classes"], data["sample_weight"], folds,
+            s["class_weight"], s["multiclass"])
+        shared = least <= s["memory_budget"]
         if not shared:
             if CACHE_SHARE * s["memory_budget"] < 8 * n:
                 raise MemoryBudgetError(
@@ -94,12 +98,12 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
                     f"{format_bytes(8 * n / CACHE_SHARE)} (ideally hundreds of rows: "
                     f"{format_bytes(4 * n * 256 / CACHE_SHARE)}), or another family.")
             warnings.warn(
-                f"The exact SVM's kernel matrix for {n} rows needs "
-                f"{format_bytes(exact_matrix_bytes(n))}, over the memory budget "
+                f"The exact SVM's kernel matrix for {n} rows and a solving thread's fold "
+                f"blocks need {format_bytes(least)}, over the memory budget "
                 f"({format_bytes(s['memory_budget'])}): the grid reads kernel rows through a "
                 f"cache shared by the folds and the values of C (slower); memory_budget >= "
-                f"{format_bytes(exact_matrix_bytes(n))} holds the matrix, >= "
-                f"{format_bytes(exact_svm_bytes(n))} also shares the distances across "
+                f"{format_bytes(least)} holds the matrix, >= "
+                f"{format_bytes(with_distances)} also shares the distances across "
                 "gammas.", UserWarning, stacklevel=4)
 
         classes = data["classes"]

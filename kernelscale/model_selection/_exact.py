@@ -41,7 +41,8 @@ from ..models import (
 )
 from ..solvers import DenseWorkspace
 
-__all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_kernel_matrix"]
+__all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_grid_bytes",
+           "exact_kernel_matrix"]
 
 # numba's parallel regions (the exp, large gathers) are entered by one thread at a
 # time: its default threading layer without TBB or OpenMP is not reentrant
@@ -56,6 +57,20 @@ def exact_svm_bytes(n_rows):
 def exact_matrix_bytes(n_rows):
     """Memory of one gamma's kernel matrix (float32): the least the matrix grid needs."""
     return 4 * n_rows * n_rows
+
+
+def exact_grid_bytes(y_index, classes, sample_weight, folds, class_weight, multiclass):
+    """``(least, shared)``: the bytes :func:`exact_svm_grid` needs with one solving thread.
+
+    ``least`` holds one gamma's kernel matrix and the thread's copy of its fold
+    blocks (below it the grid must read kernel rows through a cache instead);
+    ``shared`` also holds the distances every gamma reuses.
+    """
+    fold_problems = fold_svm_problems(y_index, classes, sample_weight,
+                                      [train for train, _ in folds], class_weight, multiclass)
+    each = _thread_bytes(fold_problems)
+    n = len(y_index)
+    return exact_matrix_bytes(n) + each, exact_svm_bytes(n) + each
 
 
 def _thread_bytes(fold_problems):
