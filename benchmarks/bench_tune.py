@@ -11,7 +11,9 @@ half decades):
   it is cheap, where a peer's grid takes minutes and runs once);
 - ``GridSearchCV(sklearnex.svm.SVC())`` at ``n_jobs`` 1 and 2 and
   ``GridSearchCV(sklearn.svm.SVC())`` at ``n_jobs=2`` (scikit-learn's SVC is
-  single-threaded, so two jobs is its faster setting on 2 cores); refit=True;
+  single-threaded, so two jobs is its faster setting on 2 cores); refit=True
+  (``--peers`` runs a subset of the three, for sizes where all three would take
+  hours; the record then says which ran);
 - the outcome run: ``KernelClassifierCV()`` at its defaults (families "auto")
   with ``time_budget`` = 1/10 of the faster peer's grid time.
 
@@ -84,7 +86,10 @@ def grid_scores(results):
             for p, s in zip(results["params"], results["mean_test_score"])}
 
 
-def run_dataset(name, rows, data_dir, n_jobs, repeats):
+PEERS = ["sklearnex-1", "sklearnex-2", "sklearn-2"]
+
+
+def run_dataset(name, rows, data_dir, n_jobs, repeats, peer_names=tuple(PEERS)):
     X, y, Xt, yt = load(name, rows, data_dir)
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))
     gamma_ref = 1.0 / (X.shape[1] * X.var())
@@ -112,7 +117,7 @@ def run_dataset(name, rows, data_dir, n_jobs, repeats):
     peers = [("sklearnex", sklearnex_svc(), 1), ("sklearnex", sklearnex_svc(), 2),
              ("sklearn", SVC, 2)]
     for peer, cls, jobs in peers:
-        if cls is None:
+        if cls is None or f"{peer}-{jobs}" not in peer_names:
             continue
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -163,12 +168,14 @@ def main():
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of our grid (the median counts); each peer runs once")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS,
+                        help="peer grids to run (library-n_jobs); the fastest of them counts")
     parser.add_argument("--out", default="tune")
     args = parser.parse_args()
     before = machine_state()
     print(before)
-    records = [run_dataset(name, args.rows, args.data_dir, args.n_jobs, args.repeats)
-               for name in args.datasets]
+    records = [run_dataset(name, args.rows, args.data_dir, args.n_jobs, args.repeats,
+                           args.peers) for name in args.datasets]
     after = machine_state()
     print(load_line(before, after))
     path = save(args.out, {"command": "python benchmarks/bench_tune.py " + " ".join(
