@@ -181,7 +181,8 @@ def test_the_threads_fold_blocks_count_against_the_budget():
     # compaction buffer 4 (160^2 + 128^2) = 168 KB
     import warnings
 
-    from kernelscale.model_selection._exact import _thread_bytes, _threads_in_budget
+    from kernelscale.model_selection._exact import _threads_in_budget
+    from kernelscale.models import workspace_bytes
     X, y = make_blobs(240, centers=2, cluster_std=4.0, random_state=0)
     one, each = 4 * 240**2, 4 * (160**2 + 128**2)
     (free, _), folds = _grid(X, y, 2, multiclass="ovr")
@@ -201,7 +202,7 @@ def test_the_threads_fold_blocks_count_against_the_budget():
     classes, y_index = np.unique(y, return_inverse=True)
     problems = fold_svm_problems(y_index, classes, np.ones(240), [tr for tr, _ in folds],
                                  None, "ovr")
-    assert _thread_bytes(problems) == each
+    assert workspace_bytes(problems, 240) == each
 
 
 def test_the_search_keeps_the_matrix_only_where_one_thread_copy_fits_too(moons):

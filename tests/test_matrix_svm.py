@@ -197,3 +197,46 @@ def test_only_shift_invariant_kernels_offer_distances():
     assert not hasattr(Polynomial(gamma=1.0), "distances")
     with pytest.raises(TypeError, match="abstract"):
         Kernel()
+
+
+def test_workspace_bytes_counts_a_block_copy_only_where_one_is_cut():
+    from kernelscale.models import fold_svm_problems, workspace_bytes
+    y_index = np.repeat(np.arange(4), 100)
+    classes, ones = np.arange(4), np.ones(400)
+    ovr = fold_svm_problems(y_index, classes, ones, [np.arange(400)], None, "ovr")
+    ovo = fold_svm_problems(y_index, classes, ones, [np.arange(400)], None, "ovo")
+    # one-vs-rest over every row is solved on the matrix itself: compactions only
+    assert workspace_bytes(ovr, 400) == 4 * 320**2
+    # a pair's 200 rows are cut from it, then compacted
+    assert workspace_bytes(ovo, 400) == 4 * (200**2 + 160**2)
+    # a row of weight 0 leaves the problem: its block is cut too
+    weights = ones.copy()
+    weights[0] = 0.0
+    cut = fold_svm_problems(y_index, classes, weights, [np.arange(400)], None, "ovr")
+    assert workspace_bytes(cut, 400) == 4 * (399**2 + 319**2)
+
+
+def test_kernel_svc_on_its_matrix_runs_the_threads_whose_copies_fit():
+    # regression: the matrix route took 8 n^2 bytes as its whole need, while each of
+    # n_jobs threads also compacts a copy of its problem (0.64 n^2 entries for one-vs-rest)
+    import warnings
+
+    from kernelscale._config import format_bytes
+    X, y = make_blobs(400, centers=4, random_state=0)
+    n, each = 400, 4 * 320**2
+    reference = KernelSVC(multiclass="ovr", n_jobs=2).fit(X, y).decision_function(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=4 * n * n + 2 * each)
+        assert np.array_equal(both.fit(X, y).decision_function(X), reference)
+    need = format_bytes(4 * n * n + 2 * each)
+    with pytest.warns(UserWarning, match=rf"runs 1 thread.*>= {need} would run them all"):
+        one = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=4 * n * n + 2 * each - 1)
+        one.fit(X, y)
+    # the same problems on one thread: the same solution
+    assert np.array_equal(one.decision_function(X), reference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # below the matrix and one thread's copy: row caches, the same model within tol
+        rows = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=4 * n * n + each - 1)
+        assert np.abs(rows.fit(X, y).decision_function(X) - reference).max() < 1e-2

@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import threading
 import time
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .._config import format_bytes
 from ..kernels import RBF
 from ..models import (
     OvoLayout,
@@ -37,9 +35,10 @@ from ..models import (
     fold_svm_problems,
     solve_problem_path,
     svm_decision_values,
+    threads_in_budget,
     warn_unconverged,
+    workspace_bytes,
 )
-from ..solvers import DenseWorkspace
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_grid_bytes",
            "exact_kernel_matrix"]
@@ -68,40 +67,25 @@ def exact_grid_bytes(y_index, classes, sample_weight, folds, class_weight, multi
     """
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
                                       [train for train, _ in folds], class_weight, multiclass)
-    each = _thread_bytes(fold_problems)
     n = len(y_index)
+    each = workspace_bytes(fold_problems, n)
     return exact_matrix_bytes(n) + each, exact_svm_bytes(n) + each
-
-
-def _thread_bytes(fold_problems):
-    """One solving thread's scratch (float32): its largest fold block and compaction buffer."""
-    m = max((int(np.count_nonzero(w > 0)) for per_fold in fold_problems
-             for _, _, w in per_fold), default=0)
-    return DenseWorkspace.nbytes(m, np.float32)
 
 
 def _threads_in_budget(each, n, n_jobs, memory_budget):
     """``(threads, keep_distances)``: what the budget holds beside one kernel matrix.
 
-    ``each``: one thread's scratch bytes (:func:`_thread_bytes`); each solving
-    thread keeps a copy of its fold's block (a binary problem's is 0.64 n^2
-    entries). The distances shared across gammas are kept only where every
-    thread's copy fits beside them; fewer threads run where even without them
-    the copies do not fit (with a warning giving the budget that would run them
-    all).
+    ``each``: one thread's scratch bytes (:func:`kernelscale.models.workspace_bytes`);
+    each solving thread keeps a copy of its fold's block (a binary problem's is
+    0.64 n^2 entries). The distances shared across gammas are kept only where
+    every thread's copy fits beside them; fewer threads run where even without
+    them the copies do not fit (with a warning giving the budget that would run
+    them all).
     """
-    one = exact_matrix_bytes(n)
     if exact_svm_bytes(n) + n_jobs * each <= memory_budget:
         return n_jobs, True
-    threads = int(max(1, min(n_jobs, (memory_budget - one) // max(each, 1))))
-    if threads < n_jobs:
-        warnings.warn(
-            f"memory_budget ({format_bytes(memory_budget)}) holds the {n}-row kernel matrix "
-            f"({format_bytes(one)}) and the fold blocks of {threads} solving thread(s) "
-            f"({format_bytes(each)} each): the grid runs {threads} thread(s), not "
-            f"n_jobs={n_jobs}; memory_budget >= {format_bytes(one + n_jobs * each)} would run "
-            "them all.", UserWarning, stacklevel=4)
-    return threads, False
+    return threads_in_budget(n_jobs, exact_matrix_bytes(n), each, memory_budget,
+                             f"the {n}-row kernel matrix"), False
 
 
 def _class_order(X, y_index, sample_weight, folds):
@@ -183,7 +167,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
                                       [train for train, _ in folds], class_weight, multiclass)
     problems = fold_problems[-1]
-    scratch = _thread_bytes(fold_problems)
+    scratch = workspace_bytes(fold_problems, n)
     n_jobs, keep = _threads_in_budget(scratch, n, max(1, int(n_jobs)), memory_budget)
     # without room for the distances each gamma's kernel is its own GEMM
     D = kernel.distances(X, dtype=np.float32, memory_budget=memory_budget) if keep else None

@@ -15,7 +15,9 @@ from ._matrix_svm import (
     solve_problem_path,
     solve_svm_path,
     svm_decision_values,
+    threads_in_budget,
     warn_unconverged,
+    workspace_bytes,
 )
 from ._multiclass import base_weights, plus_minus_targets
 from ._ridge import ApproxKernelRidge, ApproxKernelRidgeClassifier
@@ -49,5 +51,7 @@ __all__ = [
     "solve_problem_path",
     "solve_svm_path",
     "svm_decision_values",
+    "threads_in_budget",
     "warn_unconverged",
+    "workspace_bytes",
 ]

@@ -29,7 +29,12 @@ from ._binary_problems import (
 )
 from ._exact_base import EXACT_CONSTRAINTS, ExactKernelMixin
 from ._kernel_svm_doc import KERNEL_SVC_DOC
-from ._matrix_svm import solve_svm_path, training_kernel_matrix
+from ._matrix_svm import (
+    solve_svm_path,
+    threads_in_budget,
+    training_kernel_matrix,
+    workspace_bytes,
+)
 from ._multiclass import CLASS_WEIGHTS, encode_labels
 from ._probability import ProbabilityMixin
 from ._shells import ClassifierShell, fitted_scores
@@ -152,11 +157,17 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         # 6.2 s through row caches; MNIST-10k 1.5 s against 2.9 s); a single binary
         # problem reads fewer rows than the n^2 it would compute (14k x 10: 0.68 s
         # through the cache against 1.05 s; a9a's first 16k rows 1.95 s against 2.25 s)
-        dense = self.solver == "smo" and (self._precomputed or kernel_matrix is not None
-                                          or (len(problems) > 1 and 8 * n * n <= budget))
+        # beside the matrix, each solving thread copies its problem's block and compacts
+        # it; the matrix route needs room for one thread's copies at least
+        each = workspace_bytes([problems], n)
+        dense = self.solver == "smo" and (
+            self._precomputed or kernel_matrix is not None
+            or (len(problems) > 1 and 8 * n * n <= budget and 4 * n * n + each <= budget))
         if dense:
+            threads = threads_in_budget(min(effective_n_jobs(self.n_jobs), len(problems)),
+                                        4 * n * n, each, budget, f"the {n}-row kernel matrix")
             problems, results = self._solve_on_matrix(X, y_index, sw, C, tol, max_iter,
-                                                      budget, kernel_matrix)
+                                                      budget, kernel_matrix, threads)
             self.fit_time_ = time.perf_counter() - start
             return self._finish(X, y, y_index, sw, problems, results)
         results = []
@@ -192,7 +203,8 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
             self._fit_probability(X, y, y_index, sw)
         return self
 
-    def _solve_on_matrix(self, X, y_index, sw, C, tol, max_iter, budget, kernel_matrix):
+    def _solve_on_matrix(self, X, y_index, sw, C, tol, max_iter, budget, kernel_matrix,
+                         n_jobs):
         """The binary problems solved on the whole training kernel matrix."""
         K = training_kernel_matrix(self.kernel_, X, "precomputed" if self._precomputed
                                    else kernel_matrix, budget)
@@ -200,7 +212,7 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         problems, results = solve_svm_path(
             K, y_index, self.classes_, sw, Cs=[C], class_weight=self.class_weight,
             multiclass=multiclass, tol=tol, max_iter=max_iter,
-            n_jobs=effective_n_jobs(self.n_jobs), verbose=self.verbose)
+            n_jobs=n_jobs, verbose=self.verbose)
         for index, ((_, y_pm, _), res) in enumerate(zip(problems, results[0][0])):
             self.verbose >= 2 and print(
                 f"[SMO] problem {index + 1} on the {K.shape[0]}-row kernel matrix: {y_pm.size} "

@@ -7,8 +7,9 @@ __all__ = ["KERNEL_SVC_DOC"]
 KERNEL_SVC_DOC = """Exact kernel support vector classifier, solved in the dual by SMO.
 
     LIBSVM's dual and stopping rule (``tol``), so the model is
-    :class:`sklearn.svm.SVC`'s. When the float32 training kernel matrix fits
-    ``memory_budget`` it is computed once (one GEMM) and SMO runs on it whole;
+    :class:`sklearn.svm.SVC`'s. When the float32 training kernel matrix and a
+    solving thread's copy of its problem's block fit ``memory_budget``, the
+    matrix is computed once (one GEMM) and SMO runs on it whole;
     otherwise on working sets of ``working_set_size`` variables whose rows come
     from an LRU cache of ``cache_size`` MB, computed together by one product
     (second-order pair selection, Fan, Chen & Lin 2005; shrinking). Several
@@ -79,7 +80,10 @@ default="rbf"
     n_jobs : int, default=None
         Threads solving binary problems side by side (one-vs-one pairs, or the
         classes of one-vs-rest) when the kernel matrix is held whole; None means
-        1, -1 every core. The problems share the one matrix: no more memory.
+        1, -1 every core. The problems share the one matrix; each thread also
+        holds a copy of the block it solves, and fewer threads run (with a
+        warning naming the budget that would run them all) where
+        ``memory_budget`` cannot hold every thread's copy beside the matrix.
     verbose : int, default=0
         1: a progress bar over the binary problems (with the current gap); k >= 2:
         print solver progress every k outer iterations.
