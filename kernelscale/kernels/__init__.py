@@ -5,6 +5,8 @@ A :class:`Kernel` object (:class:`RBF`, :class:`Laplacian`, :class:`Polynomial`,
 blocks in float32 or float64 under the memory budget (:meth:`Kernel.gram`,
 :meth:`Kernel.blocks`, :meth:`Kernel.expand`), its diagonal, and prepares the
 reusable parts of a second argument once (:meth:`Kernel.prepare`).
+:func:`blas_on_numba_threads` runs their products on numba's threads, for
+loops that alternate products with numba-parallel work.
 :func:`make_kernel` builds one from an estimator's ``kernel`` / ``gamma`` /
 ``degree`` / ``coef0`` parameters. The function interface
 (:func:`pairwise_kernel` and friends) is built on the objects.
@@ -40,6 +42,7 @@ from ._params import (
     make_kernel,
     resolve_gamma,
 )
+from ._products import blas_on_numba_threads, gram_product
 
 __all__ = [
     "Kernel", "ShiftInvariantKernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial",
@@ -48,5 +51,5 @@ __all__ = [
     "make_kernel",
     "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",
     "polynomial_kernel", "rbf_kernel", "laplacian_kernel", "kernel_diagonal", "tiny_floor",
-    "flush_tiny",
+    "flush_tiny", "blas_on_numba_threads", "gram_product",
 ]

@@ -18,6 +18,7 @@ from ._compiled import (
     squared_distances,
 )
 from ._exp import exp_block32, rbf_exp32
+from ._products import gram_product
 
 __all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel"]
 
@@ -83,7 +84,7 @@ class RBF(ShiftInvariantKernel):
                 "shift_dot": Yw.astype(np.float64) @ setup["shift"]}
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
-        np.matmul(Xw, Yw.T, out=out)
+        gram_product(Xw, Yw, out)
         self._finish(out, np.einsum("ij,ij->i", Xw, Xw), columns["sqnorm"])
 
     def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
@@ -95,7 +96,7 @@ class RBF(ShiftInvariantKernel):
         self._finish(out, x_sqnorm.astype(out.dtype), columns["sqnorm"])
 
     def _distances(self, Xw, Yw, setup, columns, out):
-        np.matmul(Xw, Yw.T, out=out)
+        gram_product(Xw, Yw, out)
         squared_distances(out, np.einsum("ij,ij->i", Xw, Xw), columns["sqnorm"])
 
     @staticmethod
@@ -187,7 +188,7 @@ class Polynomial(Kernel):
         return _scaled_work(Xb, math.sqrt(self.gamma), None, dtype)
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
-        np.matmul(Xw, Yw.T, out=out)
+        gram_product(Xw, Yw, out)
         self._finish(out)
 
     def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
@@ -221,7 +222,7 @@ class Linear(Kernel):
         return np.ascontiguousarray(Xb, dtype=dtype)
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
-        np.matmul(Xw, Yw.T, out=out)
+        gram_product(Xw, Yw, out)
 
     def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
         out[...] = np.asarray(Xb @ Yw.T)

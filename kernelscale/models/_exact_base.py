@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 from .._constraints import VERBOSE, Interval, Options
 from .._validation import iter_row_blocks
-from ..kernels import KERNEL_CONSTRAINTS, make_kernel
+from ..kernels import KERNEL_CONSTRAINTS, blas_on_numba_threads, make_kernel
 
 __all__ = ["EXACT_CONSTRAINTS", "ExactKernelMixin", "EXACT_PARAMS_DOC"]
 
@@ -106,7 +106,10 @@ class ExactKernelMixin:
             sv = self.support_vectors_
             if sp.issparse(sv):
                 sv = sv.toarray()
-            out = self.kernel_.expand(X, sv, coef, dtype=np.float32, memory_budget=budget)
+            # kernel blocks and numba's exp alternate, as in the fit
+            with blas_on_numba_threads():
+                out = self.kernel_.expand(X, sv, coef, dtype=np.float32,
+                                          memory_budget=budget)
         return out + self.intercept_
 
     @property

@@ -32,6 +32,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ...kernels import blas_on_numba_threads
 from ._compiled import gather_block, solve_block, update_gradient
 
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
@@ -125,6 +126,11 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         verbose=0, alpha0=None, monitor=None, linear_term=None, share_cache=False):
     """Solve the binary SVM dual; see the module docstring.
 
+    Kernel rows are computed on numba's threads with BLAS held at one thread
+    (:func:`kernelscale.kernels.blas_on_numba_threads`): BLAS's idle threads
+    would otherwise spin on the cores the numba-parallel passes between
+    products need.
+
     Parameters
     ----------
     rows : KernelRows
@@ -163,6 +169,15 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         ``objective`` (dual objective), ``n_iter`` (pair updates), ``n_outer``,
         ``converged`` (bool), ``gap`` (final ``m - M``).
     """
+    with blas_on_numba_threads():
+        return _smo(rows, cache, y, C, tol=tol, max_iter=max_iter,
+                    working_set_size=working_set_size, shrinking=shrinking, verbose=verbose,
+                    alpha0=alpha0, monitor=monitor, linear_term=linear_term,
+                    share_cache=share_cache)
+
+
+def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbose, alpha0,
+         monitor, linear_term, share_cache):
     n = y.size
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
@@ -263,7 +278,7 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
         warnings.warn(
             f"SMO stopped after {n_iter} pair updates with violation {gap:.3g} > tol={tol}; "
             "raise max_iter (or tol) for an optimal solution.",
-            ConvergenceWarning, stacklevel=3,
+            ConvergenceWarning, stacklevel=4,
         )
     alpha = st.original(st.alpha)
     G = st.original(st.G)
