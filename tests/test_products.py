@@ -179,3 +179,22 @@ def test_smo_solves_with_blas_at_one_thread():
     assert result["converged"] and seen
     assert all(set(threads) == {1} for threads in seen)
     assert _products._hold["owner"] is None
+
+
+def test_predict_from_many_threads_at_once_agrees_and_leaves_blas_as_it_was():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kernelscale.models import KernelSVC
+
+    X = RNG.normal(size=(600, 8))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    X_test = RNG.normal(size=(3000, 8))
+    model = KernelSVC(C=3.0).fit(X, y)
+    expected = model.decision_function(X_test)
+    before = blas_threads()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: model.decision_function(X_test), range(8)))
+    for scores in results:
+        np.testing.assert_allclose(scores, expected, rtol=1e-5, atol=1e-5)
+    assert blas_threads() == before
+    assert _products._hold["owner"] is None
