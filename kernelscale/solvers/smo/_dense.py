@@ -61,11 +61,6 @@ class DenseWorkspace:
         """Entries of the two buffers for folds of ``n`` rows: the block, the largest compaction."""
         return n * n, int(COMPACT_KEEP * n) ** 2
 
-    @classmethod
-    def nbytes(cls, n, dtype):
-        """Bytes a workspace holds for folds of ``n`` rows (what a memory budget must allow)."""
-        return sum(cls.sizes(n)) * np.dtype(dtype).itemsize
-
     def buffers(self, n, dtype):
         """Buffers for a fold's block of ``n`` rows and its compactions (grown as needed).
 
