@@ -91,9 +91,12 @@ class Options:
 
 
 def _is_random_state(value):
-    return value is None or (isinstance(value, numbers.Integral)
-                             and not isinstance(value, bool)) \
-        or isinstance(value, (np.random.RandomState, np.random.Generator))
+    # scikit-learn's rule (``check_random_state``): None, a seed RandomState takes,
+    # or a RandomState; a Generator is refused here, not deep inside a fit
+    if value is None or isinstance(value, np.random.RandomState):
+        return True
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) \
+        and 0 <= value <= 2**32 - 1
 
 
 def _is_memory(value):
@@ -118,7 +121,8 @@ def _is_dtype(value):
 #: named constraints -> (test, description)
 NAMED = {
     "boolean": (lambda v: isinstance(v, (bool, np.bool_)), "True or False"),
-    "random_state": (_is_random_state, "None, an int or a RandomState / Generator"),
+    "random_state": (_is_random_state, "None, an int in [0, 2**32 - 1] or a "
+                     "numpy.random.RandomState (scikit-learn's rule; a Generator is not one)"),
     "memory": (_is_memory, "None, a number of bytes or a size such as '2G'"),
     "dtype": (_is_dtype, "'float32', 'float64' or None"),
     "dict": (lambda v: isinstance(v, dict), "a dict"),

@@ -47,13 +47,29 @@ def _version():
     return __version__
 
 
+def _check_fitted(estimator):
+    """Refuse an unfitted estimator: a model file of one would load and then fail to predict."""
+    from sklearn.base import BaseEstimator
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    if not isinstance(estimator, BaseEstimator):
+        return  # not an estimator scikit-learn can judge; written as given
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        raise ValueError(f"save_model: this {type(estimator).__name__} is not fitted; call "
+                         "fit(X, y) before saving it.") from None
+
+
 def save_model(estimator, path, *, metadata=None):
     """Write a fitted estimator to ``path`` atomically (temporary file, then rename).
 
     Parameters
     ----------
     estimator : estimator
-        Any picklable (fitted) estimator.
+        A fitted estimator (an unfitted scikit-learn estimator is refused), or
+        any other picklable object.
     path : str or Path
         Destination; its directory must exist. An existing file is replaced
         only once the new one is completely written.
@@ -79,6 +95,7 @@ def save_model(estimator, path, *, metadata=None):
     >>> bool((again.predict(X) == clf.predict(X)).all())
     True
     """
+    _check_fitted(estimator)
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     if not directory.is_dir():

@@ -63,14 +63,15 @@ def test_write_is_atomic(tmp_path, data):
             raise pickle.PicklingError("cannot pickle this")
 
     with pytest.raises(pickle.PicklingError):
-        save_model(Unpicklable(), path)
+        save_model(Unpicklable(random_state=0).fit(X, y), path)
     assert path.read_bytes() == before, "a failed write must leave the old file intact"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ksm"], "temporary file left"
+    fitted = LinearSVC(random_state=0).fit(X, y)
     with pytest.raises(TypeError, match="JSON-serializable"):
-        save_model(LinearSVC(), path, metadata={"bad": object()})
+        save_model(fitted, path, metadata={"bad": object()})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ksm"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        save_model(LinearSVC(), tmp_path / "no" / "dir" / "m.ksm")
+        save_model(fitted, tmp_path / "no" / "dir" / "m.ksm")
 
 
 @pytest.fixture

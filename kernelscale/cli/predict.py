@@ -167,6 +167,14 @@ def run_evaluate(args):
     classes = np.asarray(model.classes_)
     labels = np.unique(np.concatenate([classes, np.unique(y)])) \
         if np.asarray(y).dtype.kind == classes.dtype.kind else classes
+    unseen = ~np.isin(y, classes)
+    if unseen.any():
+        names = ", ".join(format_label(v) for v in np.unique(np.asarray(y)[unseen])[:10])
+        print(f"kernelscale: warning: {int(unseen.sum())} of {len(y)} rows have labels the "
+              f"model never saw in training ({names}; it knows "
+              f"{', '.join(format_label(c) for c in classes[:10])}): they count as wrong. "
+              "Check the label column and that these are the training task's data.",
+              file=sys.stderr)
     matrix = confusion_matrix(y, pred, labels=labels)
     accuracy = float(np.mean(pred == y))
     print(f"accuracy: {accuracy:.4f}   predict: {seconds:.2f} s")

@@ -8,6 +8,7 @@ import numba
 import numpy as np
 
 from .._constraints import Interval, Options
+from .._parallel import parallel_guard
 from .._validation import dense_rows, sparse_row_bytes
 from ..kernels import KERNEL_CONSTRAINTS, RBF, Laplacian, Linear, check_kernel, resolve_gamma
 from ._base import _FeatureMap
@@ -30,6 +31,7 @@ def _fwht(v):  # pragma: no cover - compiled
         h *= 2
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _sorf_project(X, signs, scale, out):  # pragma: no cover - compiled
     """``out[i, b*p:(b+1)*p] = scale * H D1 H D2 H D3 x_i`` for every block ``b``."""

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.fft
 
 from .._constraints import Interval
+from .._parallel import parallel_guard
 from .._validation import dense_rows, sparse_row_bytes
 from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, KERNEL_CONSTRAINTS, Polynomial, resolve_gamma
 from ._base import _FeatureMap
@@ -21,6 +22,7 @@ from ._base import _FeatureMap
 __all__ = ["RandomMaclaurin", "TensorSketch"]
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _count_sketch(X, hashes, signs, out):  # pragma: no cover - compiled
     """``out[i, hashes[k]] += signs[k] * X[i, k]``: the count sketch of each row."""

@@ -5,10 +5,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._parallel import parallel_guard
+
 __all__ = ["l1_distances", "rbf_exponent", "scaled_exponent", "tiny_floor", "exp_floor",
            "flush_tiny", "shift_scale", "scaled_exp"]
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _shift_scale(X, shift, scale, out):  # pragma: no cover - compiled
     # shift and scale carry the working precision: X[i, j] - shift[j] is computed
@@ -35,6 +38,7 @@ def shift_scale(X, shift, scale, dtype):
     return out
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath=True)
 def l1_distances(X, Y, out):  # pragma: no cover - compiled
     """``out[i, j] = ||X[i] - Y[j]||_1``."""
@@ -48,6 +52,7 @@ def l1_distances(X, Y, out):  # pragma: no cover - compiled
             out[i, j] = acc
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def rbf_exponent(out, x_sqnorm, y_sqnorm, floor):  # pragma: no cover - compiled
     """``out <- -(||x||^2 + ||y||^2 - 2 out)`` (``out`` holds ``x . y``), clipped at 0 from above.
@@ -66,6 +71,7 @@ def rbf_exponent(out, x_sqnorm, y_sqnorm, floor):  # pragma: no cover - compiled
             out[i, j] = v if v >= floor else minus_inf
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def squared_distances(out, x_sqnorm, y_sqnorm):  # pragma: no cover - compiled
     """``out <- max(||x||^2 + ||y||^2 - 2 out, 0)`` (``out`` holds ``x . y``)."""
@@ -78,6 +84,7 @@ def squared_distances(out, x_sqnorm, y_sqnorm):  # pragma: no cover - compiled
             out[i, j] = max(xi + y_sqnorm[j] - two * out[i, j], zero)
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def scaled_exponent(out, scale, floor):  # pragma: no cover - compiled
     """``out <- scale * out``, with exponents below ``floor`` set to -inf (see above)."""
@@ -89,6 +96,7 @@ def scaled_exponent(out, scale, floor):  # pragma: no cover - compiled
             out[i, j] = v if v >= floor else minus_inf
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp", "afn"})
 def scaled_exp(D, scale, floor, out):  # pragma: no cover - compiled
     """``out <- exp(scale * D)``, 0 where the exponent is below ``floor`` (see above)."""

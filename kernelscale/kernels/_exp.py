@@ -18,6 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .._parallel import parallel_guard
+
 __all__ = ["exp_block32", "rbf_exp32"]
 
 _LOG2E = np.float32(1.4426950408889634)
@@ -59,12 +61,14 @@ def _exp_row(src, dst, scale, floor):  # pragma: no cover - compiled
     _scale_by(dst, bits)
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def _exp_rows(D, scale, floor, out):  # pragma: no cover - compiled
     for i in numba.prange(D.shape[0]):
         _exp_row(D[i], out[i], scale, floor)
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def _exp_rows_in_place(A, scale, floor):  # pragma: no cover - compiled
     # one row view read and written: two views of the same memory (D[i], out[i])
@@ -87,6 +91,7 @@ def exp_block32(D, scale, floor, out):
     return out
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, fastmath={"nsz", "contract", "arcp"})
 def rbf_exp32(out, x_sqnorm, y_sqnorm, floor):  # pragma: no cover - compiled
     """``out <- exp(-max(||x||^2 + ||y||^2 - 2 out, 0))`` (float32; ``out`` holds ``x . y``).

@@ -25,6 +25,8 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import get_cython_function_address, intrinsic
 
+from .._parallel import parallel_guard
+
 __all__ = ["blas_on_numba_threads", "gram_product"]
 
 # below this many output entries a part's BLAS call costs more than its split saves
@@ -160,6 +162,7 @@ def _call_gemm(typingctx, function, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10,
     return types.void(*([types.int64] * 14)), codegen
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _parts_gemm(gemm, X, Y, out, parts):  # pragma: no cover - compiled
     # row-major out = X Y^T is column-major out^T = Y^T' X^T: transa 'T' on Y's

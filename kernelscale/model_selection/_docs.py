@@ -23,6 +23,16 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         best third goes on to three times the rows, and only the survivors
         are cross-validated on all rows (``cv_results_`` holds those;
         ``halving_`` the rounds). Needs an int ``cv``.
+    dtype : {{None, "float32", "float64"}}, default=None
+        dtype of the refitted FALKON model (the other families' refits are
+        float32 as their own defaults). The grid scores the exact minimiser of
+        each (gamma, alpha); a float32 FALKON fit reproduces it only for
+        penalties ``alpha >= 1e-5 * n`` (``FLOAT32_PENALTY_FLOOR``; below, its
+        float32 preconditioner loses the digits CG needs). None: every alpha is
+        searched, and a point below that floor is refitted in float64 (its
+        ``params`` say ``dtype="float64"``); "float32": alphas below the floor
+        are not searched (a warning names those given); "float64": every
+        refit is float64 (twice the memory and time of float32).
     time_budget : float or str, default=None
         Seconds (or "90s", "10m", "1h") for the search; the gammas nearest
         ``gamma_scale`` are tried first and no new gamma starts after it. The
@@ -41,7 +51,10 @@ DOC_ATTRS = """Attributes
     best_estimator_ : estimator
         The best configuration refitted on every row; ``predict`` goes through it.
     best_params_ : dict
-        Its parameters (``family``, ``gamma`` and ``C`` or ``alpha``, ...).
+        Its parameters (``family``, ``gamma`` and ``C`` or ``alpha``, and for
+        FALKON ``n_components`` and the refit's ``dtype``): ``best_estimator_``
+        is exactly this configuration, refitted (the same centres or
+        landmarks, drawn from the same seed).
     best_score_ : float
         Its mean cross-validated score.
     best_index_ : int

@@ -33,7 +33,7 @@ from ._features import (
     rff_svm_grid,
 )
 from ._least_squares import falkon_grid
-from ._space import SCORERS
+from ._space import SCORERS, refit_dtype
 
 __all__ = ["run_family", "middle_out", "classifier_model"]
 
@@ -143,14 +143,17 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     weights = _fold_weights(task, data, folds, s["class_weight"])
     m = min(space["n_components"], X.shape[0])
 
+    def record(r):
+        return _falkon_record(r, refit_dtype(r["alpha"], s["dtype"], s["weight_total"]))
+
     def unit(records):
-        on_unit([_falkon_record(r) for r in records])
+        on_unit([record(r) for r in records])
     records, complete = falkon_grid(
         X, Y, weights, folds, gamma_ref=space["gamma_ref"], factors=factors,
         alphas=space["alphas"], n_components=m, random_state=s["random_state"],
         score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
         deadline=deadline, on_unit=unit)
-    return [_falkon_record(r) for r in records], complete
+    return [record(r) for r in records], complete
 
 
 #: feature-map SVM families: (the grid, its memory, the map's name in messages,
@@ -217,7 +220,7 @@ def classifier_model(p, s):
                                memory_budget=s["memory_budget"],
                                random_state=s["random_state"])
     return NystromKernelRidgeClassifier(
-        n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"],
+        n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"], dtype=p["dtype"],
         class_weight=s["class_weight"], memory_budget=s["memory_budget"],
         random_state=s["random_state"])
 
@@ -227,7 +230,7 @@ def _svm_record(r):
             **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
 
 
-def _falkon_record(r):
+def _falkon_record(r, dtype):
     return {"params": {"family": "falkon", "gamma": float(r["gamma"]), "alpha": r["alpha"],
-                       "n_components": r["n_components"]},
+                       "n_components": r["n_components"], "dtype": dtype},
             **{k: r[k] for k in ("scores", "fit_times", "score_times")}}

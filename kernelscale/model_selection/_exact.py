@@ -108,6 +108,7 @@ class _Gamma:
         self.rank = rank
         self.factor = factor
         self.K = None
+        self.held = False  # a kernel slot is taken for this gamma (released once)
         self.ready = threading.Lock()
         self.left = n_units
         self.skipped = False
@@ -193,17 +194,36 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     # each thread's fold blocks reuse its memory from unit to unit
     spaces = ThreadWorkspaces()
 
+    # set when a unit fails or the search is interrupted: the other units stop
+    # waiting for kernel slots (a gamma whose units cannot all end never frees its own)
+    abort = threading.Event()
+
+    def take_slot():
+        while not slots.acquire(timeout=0.05):
+            if abort.is_set():
+                return False
+        return True
+
+    def release(g):
+        with lock:
+            held, g.held = g.held, False
+        if held:
+            slots.release()
+
     def kernel_of(g):
         with g.ready:
             if g.K is None and not g.skipped:
                 with lock:
                     late = opened and deadline is not None and time.perf_counter() > deadline
-                    if late:
+                    if late or abort.is_set():
                         g.skipped = True
                     else:
                         opened.append(g)
                 if not g.skipped:
-                    slots.acquire()
+                    if not take_slot():
+                        g.skipped = True
+                        return None
+                    g.held = True
                     with lock:
                         out = spare.pop() if spare else None
                     with _PARALLEL_REGION:
@@ -217,29 +237,40 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         return g.K
 
     def run(g, p, fold_list):
-        K = kernel_of(g)
-        if g.skipped:
+        if abort.is_set():
             return
-        t0 = time.perf_counter()
-        for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol,
-                                          workspace=spaces.get()).items():
-            for c, res in enumerate(path):
-                g.results[f][c][p] = res
-        with lock:
-            g.solve_s += time.perf_counter() - t0
-            g.left -= 1
-            last = g.left == 0
-        if last:
-            finish(g)
+        try:
+            K = kernel_of(g)
+            if g.skipped or abort.is_set():
+                return
+            t0 = time.perf_counter()
+            for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol,
+                                              workspace=spaces.get()).items():
+                for c, res in enumerate(path):
+                    g.results[f][c][p] = res
+            with lock:
+                g.solve_s += time.perf_counter() - t0
+                g.left -= 1
+                last = g.left == 0
+            if last:
+                finish(g)
+        except BaseException:
+            # this gamma can no longer finish: free its slot for the others to see abort
+            abort.set()
+            g.skipped = True
+            release(g)
+            raise
 
     def finish(g):
-        with _PARALLEL_REGION:
-            per_C = _score_gamma(g, gamma_ref, Cs, folds, problems, len(classes), multiclass,
-                                 score, shared_per_config, layout)
-        with lock:
-            spare.append(g.K)
-        g.K = None
-        slots.release()
+        try:
+            with _PARALLEL_REGION:
+                per_C = _score_gamma(g, gamma_ref, Cs, folds, problems, len(classes),
+                                     multiclass, score, shared_per_config, layout)
+        finally:
+            with lock:
+                spare.append(g.K)
+            g.K = None
+            release(g)
         with lock:
             records.extend(per_C)
             if on_unit is not None:
@@ -261,9 +292,13 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
             pool = ThreadPoolExecutor(n_jobs)
             try:
                 for future in [pool.submit(run, *unit) for unit in units]:
-                    future.result()
+                    future.result()  # the first error (or Ctrl-C) is raised here
+            except BaseException:
+                abort.set()
+                raise
             finally:
-                # Ctrl-C: the units not started are dropped, the running ones end
+                # the units not started are dropped, the running ones end (a unit
+                # waiting for a kernel slot sees abort and returns)
                 pool.shutdown(wait=True, cancel_futures=True)
     warn_unconverged([r for g in gammas if not g.skipped for fold in g.results
                       for path in fold for r in path], tol)

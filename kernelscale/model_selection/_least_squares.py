@@ -7,9 +7,10 @@ FALKON minimises ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2`` over
 - the centres (drawn once, uniformly, from all rows: only their features are
   used, never a validation row's label) and the squared distances to them, so
   every gamma is one elementwise exp;
-- the statistics ``K_nm^T W K_nm`` and ``K_nm^T W Y``: a fold's training
-  statistics are the total minus the fold's own (mergeable), so each gamma
-  costs one pass over the rows, not one per fold;
+- the statistics ``K_nm^T W K_nm`` and ``K_nm^T W Y``, summed one block of
+  rows at a time (the kernel against the centres is never held whole): a
+  fold's training statistics are the total minus the fold's own (mergeable),
+  so each gamma costs one pass over the rows, not one per fold;
 - one eigendecomposition of ``K_mm`` per gamma, serving every fold: in its
   coordinates the system is ``(M + alpha I) z = c`` with ``M`` positive
   semi-definite, and one eigendecomposition of ``M`` per fold serves every alpha.
@@ -25,6 +26,7 @@ import time
 import numpy as np
 from scipy import linalg
 
+from .._planner import block_rows, falkon_grid_plan
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
 
@@ -50,19 +52,59 @@ def fold_statistics(K_nm, Y, weights, folds, merged):
         per-fold class balancing): the statistics are then the total minus the
         validation rows'. Otherwise each fold's are summed on their own.
     """
-    if merged:
-        w = np.max(weights, axis=0)
-        KW = K_nm * w[:, None]
-        A, b = KW.T @ K_nm, KW.T @ Y
-        for _, val in folds:
-            Kv = K_nm[val]
-            KvW = Kv * w[val, None]
-            yield A - KvW.T @ Kv, b - KvW.T @ Y[val]
-        return
-    for (train, _), w in zip(folds, weights):
-        Kt = K_nm[train]
-        KtW = Kt * w[train, None]
-        yield KtW.T @ Kt, KtW.T @ Y[train]
+    stats = _Statistics(K_nm.shape[1], Y.shape[1], weights, folds, merged)
+    stats.add(K_nm, np.arange(K_nm.shape[0]), Y)
+    yield from stats.per_fold()
+
+
+class _Statistics:
+    """Every fold's ``K^T W K`` and ``K^T W Y``, accumulated one block of rows at a time.
+
+    With ``merged`` folds (one weight per row, the folds partitioning the rows)
+    only each fold's validation statistics are summed (every row once); a
+    fold's training statistics are then the total minus its own. Otherwise each
+    fold's training statistics are summed on their own (every row once per fold).
+    """
+
+    def __init__(self, m, t, weights, folds, merged):
+        self.merged = merged
+        self.weights = np.max(weights, axis=0) if merged else weights
+        k = len(folds)
+        self.fold_of = None
+        if merged:
+            self.fold_of = np.empty(len(self.weights), dtype=np.intp)
+            for f, (_, val) in enumerate(folds):
+                self.fold_of[val] = f
+        self.A = np.zeros((k, m, m))
+        self.b = np.zeros((k, m, t))
+
+    def add(self, K, rows, Y):
+        """Add rows ``rows`` (their kernel block ``K`` and targets ``Y[rows]``)."""
+        if self.merged:
+            fold_of, w = self.fold_of[rows], self.weights[rows]
+            for f in np.unique(fold_of):
+                at = fold_of == f
+                Kf = K[at]
+                KW = Kf * w[at, None]
+                self.A[f] += KW.T @ Kf
+                self.b[f] += KW.T @ Y[rows[at]]
+            return
+        for f, w in enumerate(self.weights):
+            wr = w[rows]
+            at = wr > 0
+            Kf = K[at]
+            KW = Kf * wr[at, None]
+            self.A[f] += KW.T @ Kf
+            self.b[f] += KW.T @ Y[rows[at]]
+
+    def per_fold(self):
+        """``(A_f, b_f)`` of each fold's training rows."""
+        if not self.merged:
+            yield from zip(self.A, self.b)
+            return
+        A, b = self.A.sum(axis=0), self.b.sum(axis=0)
+        for f in range(len(self.A)):
+            yield A - self.A[f], b - self.b[f]
 
 
 def ridge_path(A, b, basis, alphas):
@@ -100,6 +142,13 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                 random_state, score, memory_budget, deadline=None, on_unit=None):
     """Cross-validated scores of Nystrom kernel ridge (RBF) for every (gamma, alpha).
 
+    The kernel against the centres is never held whole: each gamma makes one
+    pass over the rows in blocks to sum every fold's statistics, and one more,
+    fold by fold, to score the validation rows; the squared distances to the
+    centres are kept between gammas where they fit the budget
+    (:func:`kernelscale._planner.falkon_grid_plan` decides, and refuses a budget
+    too small for the ``m x m`` statistics before any work).
+
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n, n_features)
@@ -128,42 +177,81 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     """
     kernel = RBF(gamma_ref)
     start = time.perf_counter()
-    rng = np.random.RandomState(random_state)
-    centers, _ = select_landmarks(X, n_components, "uniform", rng, kernel=kernel,
-                                  memory_budget=memory_budget)
-    D_nm = kernel.distances(X, centers, dtype=np.float64, memory_budget=memory_budget)
-    D_mm = kernel.distances(centers, dtype=np.float64, memory_budget=memory_budget)
+    n, t = X.shape[0], Y.shape[1]
     largest = np.max(weights, axis=0)
-    n = largest.size
     # "total minus the fold" needs folds that partition the rows, with one weight per row
     merged = all(np.array_equal(w[tr], largest[tr]) and tr.size + va.size == n
                  and np.unique(np.concatenate([tr, va])).size == n
                  for w, (tr, va) in zip(weights, folds))
+    m = int(min(n_components, n))
+    prepared_row = kernel.prepare(X[:1], np.float64).bytes_per_row(X)
+    # per block row: its distances, its kernel, the weighted copy and the gathered rows
+    row_bytes = prepared_row + 3 * 8 * m + 8 * X.shape[1] + 8 * t * len(alphas)
+    plan = falkon_grid_plan(n=n, m=m, n_folds=len(folds), n_targets=t, n_alphas=len(alphas),
+                            budget=memory_budget, block_row_bytes=row_bytes)
+    if plan.block_bytes < 64 * row_bytes:
+        plan.require(f" (or fewer centres than n_components={m}: the statistics are "
+                     f"{len(folds) + 4} m x m float64 matrices)")
+    rng = np.random.RandomState(random_state)
+    centers, _ = select_landmarks(X, m, "uniform", rng, kernel=kernel,
+                                  memory_budget=plan.block_bytes)
+    D_mm = kernel.distances(centers, dtype=np.float64, memory_budget=plan.block_bytes)
+    rows_per_block = block_rows(n, row_bytes, plan.block_bytes, "the FALKON grid")
+    # fold by fold (validation rows together), so that the scoring pass holds one
+    # fold's predictions at a time
+    order = np.concatenate([val for _, val in folds]) if merged else np.arange(n)
+    blocks = [order[lo:lo + rows_per_block] for lo in range(0, order.size, rows_per_block)]
+    D_nm = None
+    if plan.keep_distances:
+        D_nm = np.empty((n, m))
+        for rows in blocks:
+            D_nm[rows] = kernel.distances(X[rows], centers, dtype=np.float64,
+                                          memory_budget=plan.block_bytes)
+
+    def block_kernel(rows, factor):
+        D = D_nm[rows] if D_nm is not None else kernel.distances(
+            X[rows], centers, dtype=np.float64, memory_budget=plan.block_bytes)
+        return kernel.from_distances(D, factor, out=D)
+
     shared = (time.perf_counter() - start) / (len(factors) * len(alphas) * len(folds))
     alphas = np.asarray(alphas, dtype=np.float64)
-    K_nm = np.empty_like(D_nm)
     records = []
     for factor in factors:
         if records and deadline is not None and time.perf_counter() > deadline:
             return records, False
         per_alpha = [{"gamma": gamma_ref * factor, "alpha": float(a),
-                      "n_components": int(n_components), "scores": [], "fit_times": [],
+                      "n_components": m, "scores": [], "fit_times": [],
                       "score_times": []} for a in alphas]
         t0 = time.perf_counter()
-        kernel.from_distances(D_nm, factor, out=K_nm)
         basis = whitening(kernel.from_distances(D_mm, factor))
+        stats = _Statistics(m, t, weights, folds, merged)
+        for rows in blocks:
+            stats.add(block_kernel(rows, factor), rows, Y)
         common = (time.perf_counter() - t0) / (len(alphas) * len(folds))
-        t0 = time.perf_counter()
-        for f, (A, b) in enumerate(fold_statistics(K_nm, Y, weights, folds, merged)):
-            betas = ridge_path(A, b, basis, alphas)
-            fit_s = (time.perf_counter() - t0) / len(alphas)
-            K_val = K_nm[folds[f][1]]
-            for record, beta in zip(per_alpha, betas):
-                t1 = time.perf_counter()
-                record["scores"].append(score(f, K_val @ beta))
-                record["score_times"].append(time.perf_counter() - t1)
-                record["fit_times"].append(shared + common + fit_s)
+        paths = []
+        for A, b in stats.per_fold():
             t0 = time.perf_counter()
+            paths.append(np.concatenate(ridge_path(A, b, basis, alphas), axis=1))
+            paths[-1] = (paths[-1], (time.perf_counter() - t0) / len(alphas))
+        del stats
+        for f, (_, val) in enumerate(folds):
+            t0 = time.perf_counter()
+            coef, fit_s = paths[f]
+            values = np.empty((val.size, coef.shape[1]))
+            where = np.empty(n, dtype=np.intp)
+            where[val] = np.arange(val.size)
+            mine = np.zeros(n, dtype=bool)
+            mine[val] = True
+            for rows in blocks:
+                inside = rows[mine[rows]]
+                if inside.size:
+                    values[where[inside]] = block_kernel(inside, factor) @ coef
+            per = (time.perf_counter() - t0) / len(alphas)
+            for a, record in enumerate(per_alpha):
+                t1 = time.perf_counter()
+                record["scores"].append(score(f, values[:, a * t:(a + 1) * t]))
+                record["score_times"].append(per + time.perf_counter() - t1)
+                record["fit_times"].append(shared + common + fit_s)
         records += per_alpha
         if on_unit is not None:
             on_unit(records)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import rankdata
 
-__all__ = ["PARAM_NAMES", "cv_results", "leaderboard"]
+__all__ = ["PARAM_NAMES", "cv_results", "leaderboard", "edge_note"]
 
 #: the searched parameters, in the order the tables show them
-PARAM_NAMES = ("family", "gamma", "C", "alpha", "n_components")
+PARAM_NAMES = ("family", "gamma", "C", "alpha", "n_components", "dtype")
 
 
 def _masked(values):
@@ -61,3 +61,29 @@ def leaderboard(results, top=10):
                      f"{results['mean_test_score'][i]:.4f} +- {results['std_test_score'][i]:.4f}"
                      f"  {results['mean_fit_time'][i]:>7.3f}  {params}")
     return lines
+
+
+def edge_note(results, best):
+    """A line saying which of the best configuration's values sit on its grid's edge, or None.
+
+    Within the best's family, a value (gamma, C, alpha) that is the smallest or
+    the largest of several tried is an edge: the optimum may lie beyond it.
+    """
+    params = results["params"]
+    mine = params[best]
+    family = [p for p in params if p.get("family") == mine.get("family")]
+    edges = []
+    for name in ("gamma", "C", "alpha"):
+        if name not in mine:
+            continue
+        values = sorted({p[name] for p in family if name in p})
+        if len(values) < 2:
+            continue
+        if np.isclose(mine[name], values[0]):
+            edges.append(f"{name}={mine[name]:.4g} is the smallest tried")
+        elif np.isclose(mine[name], values[-1]):
+            edges.append(f"{name}={mine[name]:.4g} is the largest tried")
+    if not edges:
+        return None
+    return ("note: the best sits on the edge of its grid (" + "; ".join(edges)
+            + "): a wider grid there may score better.")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -26,7 +28,7 @@ from ._docs import DOC_ATTRS, DOC_PARAMS
 from ._engines import classifier_model, run_family
 from ._exact import exact_kernel_matrix, exact_matrix_bytes
 from ._halving import screen_gammas
-from ._results import cv_results, leaderboard
+from ._results import cv_results, edge_note, leaderboard
 from ._space import (
     DEFAULT_CS,
     DEFAULT_GAMMA_FACTORS,
@@ -35,6 +37,7 @@ from ._space import (
     check_scoring,
     default_alphas,
     make_folds,
+    representable_alphas,
 )
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
@@ -61,6 +64,7 @@ class _KernelSearch(BaseEstimator):
         "scoring": [None, str],
         "time_budget": [None, Interval("real", 0, None, closed="neither"), str],
         "halving": ["boolean"],
+        "dtype": [None, Options("float32", "float64")],
         "memory_budget": ["memory"],
         "n_jobs": N_JOBS,
         "random_state": ["random_state"],
@@ -92,7 +96,12 @@ class _KernelSearch(BaseEstimator):
         if self.halving and not isinstance(self.cv, (int, np.integer)):
             raise ValueError("halving=True draws its own folds on each subsample: give cv as "
                              "a number of folds.")
-        folds = make_folds(self.cv, X, y, data["y_index"], data["classes"], self._seed)
+        # one generator for the whole fit: a RandomState instance is drawn from once
+        # for the folds and once for the centres / landmarks (an int seeds both as before)
+        rng = check_random_state(self.random_state)
+        fold_seed = (int(self.random_state) if isinstance(self.random_state, numbers.Integral)
+                     else rng.randint(2**31 - 1))
+        folds = make_folds(self.cv, X, y, data["y_index"], data["classes"], fold_seed)
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
@@ -106,19 +115,19 @@ class _KernelSearch(BaseEstimator):
         space["n_components"] = (int(self.n_components) if self.n_components is not None else
                                  min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
         space["gamma_ref"] = float(make_kernel("rbf", X, gamma="scale").gamma)
-        seed = np.random.RandomState(self._seed).randint(2**31 - 1)
+        seed = rng.randint(2**31 - 1)
         settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
+                    "dtype": self.dtype, "weight_total": float(sw.sum()),
                     **self._classifier_settings()}
+        if "falkon" in families:
+            space["alphas"] = representable_alphas(space["alphas"], self.dtype,
+                                                   settings["weight_total"],
+                                                   given=self.alphas is not None)
         self.halving_ = [] if self.halving else None
         self._search(families, data, folds, space, settings, budget_s)
         self._refit(data, space, settings)
         return self
-
-    @property
-    def _seed(self):
-        rs = self.random_state
-        return rs if not isinstance(rs, (int, np.integer)) else int(rs)
 
     def _classifier_settings(self):
         return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
@@ -130,8 +139,11 @@ class _KernelSearch(BaseEstimator):
         bar = progress(units, f"{type(self).__name__} search", verbose=self.verbose,
                        unit="gamma")
         done, best, units_done = [], [-np.inf], [0]
+        # the running family's records as each unit scores them: an interrupt keeps them
+        scored = []
 
         def on_unit(records):
+            scored[:] = records
             units_done[0] += 1
             if units_done[0] == 1 and deadline is not None and time.perf_counter() > deadline:
                 took = time.perf_counter() - start
@@ -152,11 +164,14 @@ class _KernelSearch(BaseEstimator):
                         complete = False
                         break
                     family_space = self._screen(family, data, space, settings, deadline)
+                    scored.clear()
                     records, finished = run_family(family, self._task, data, folds,
                                                    family_space, settings, deadline, on_unit)
+                    scored.clear()
                     done += records
                     complete &= finished
         except KeyboardInterrupt:
+            done += scored
             if not done:
                 raise
             complete = False
@@ -170,7 +185,7 @@ class _KernelSearch(BaseEstimator):
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         if self.verbose >= 2:
-            print("\n".join(leaderboard(self.cv_results_)), flush=True)
+            print("\n".join(self.leaderboard()), flush=True)
 
     def _screen(self, family, data, space, settings, deadline):
         """The space to search on all rows: every gamma, or the survivors of halving."""
@@ -196,9 +211,16 @@ class _KernelSearch(BaseEstimator):
         self.refit_time_ = time.perf_counter() - start
 
     def leaderboard(self, top=10):
-        """The ``top`` configurations, best first, as printable lines."""
+        """The ``top`` configurations, best first, as printable lines.
+
+        A last line says when the best configuration sits on an edge of its
+        family's grid (its gamma, C or alpha the smallest or largest tried):
+        the optimum may lie beyond, so extending the grid there may do better.
+        """
         check_is_fitted(self, "cv_results_")
-        return leaderboard(self.cv_results_, top)
+        lines = leaderboard(self.cv_results_, top)
+        note = edge_note(self.cv_results_, self.best_index_)
+        return lines + ([note] if note else [])
 
     def predict(self, X):
         """Predict through ``best_estimator_``."""
@@ -273,8 +295,8 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
 
     def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
                  n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
-                 break_ties=False, halving=False, time_budget=None, memory_budget=None,
-                 n_jobs=None, random_state=None, verbose=0):
+                 break_ties=False, halving=False, dtype=None, time_budget=None,
+                 memory_budget=None, n_jobs=None, random_state=None, verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.Cs = Cs
@@ -286,6 +308,7 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         self.multiclass = multiclass
         self.break_ties = break_ties
         self.halving = halving
+        self.dtype = dtype
         self.time_budget = time_budget
         self.memory_budget = memory_budget
         self.n_jobs = n_jobs
@@ -359,8 +382,8 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
                               "alphas": [None, "array-like"]}
 
     def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
-                 cv=5, scoring=None, halving=False, time_budget=None, memory_budget=None,
-                 n_jobs=None, random_state=None, verbose=0):
+                 cv=5, scoring=None, halving=False, dtype=None, time_budget=None,
+                 memory_budget=None, n_jobs=None, random_state=None, verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.alphas = alphas
@@ -368,6 +391,7 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
         self.cv = cv
         self.scoring = scoring
         self.halving = halving
+        self.dtype = dtype
         self.time_budget = time_budget
         self.memory_budget = memory_budget
         self.n_jobs = n_jobs
@@ -400,5 +424,6 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
 
     def _best_model(self, p, s):
         return NystromKernelRidge(n_components=p["n_components"], gamma=p["gamma"],
-                                  alpha=p["alpha"], memory_budget=s["memory_budget"],
+                                  alpha=p["alpha"], dtype=p["dtype"],
+                                  memory_budget=s["memory_budget"],
                                   random_state=s["random_state"]), {}

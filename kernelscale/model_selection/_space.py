@@ -7,14 +7,17 @@ unknown family or scoring name is one clear error.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn import metrics
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from ..models import FLOAT32_PENALTY_FLOOR
+
 __all__ = ["CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_GAMMA_FACTORS",
            "DEFAULT_CS", "default_alphas", "check_grid", "check_families", "check_scoring",
-           "make_folds"]
+           "make_folds", "representable_alphas", "refit_dtype"]
 
 #: name -> what it fits (the estimator ``best_estimator_`` will be)
 CLASSIFIER_FAMILIES = {
@@ -42,6 +45,39 @@ DEFAULT_CS = tuple(10.0 ** (k / 2) for k in range(-2, 5))
 def default_alphas(n_samples):
     """The ridge penalties tried by default: ``n * 10^-7 .. n * 10^-1`` (FALKON's scale)."""
     return tuple(n_samples * 10.0 ** k for k in range(-7, 0))
+
+
+def representable_alphas(alphas, dtype, weight_total, *, given):
+    """The FALKON penalties to search for a refit in ``dtype`` (None: float32 where it can).
+
+    With ``dtype="float32"`` the penalties below float32's floor
+    (``FLOAT32_PENALTY_FLOOR * weight_total``) are dropped: a float32 fit would
+    not be the model their score describes. A warning names the dropped ones
+    the user gave; an error says when none is left. Otherwise every penalty is
+    searched (those below the floor are refitted in float64).
+    """
+    if dtype != "float32":
+        return alphas
+    floor = FLOAT32_PENALTY_FLOOR * weight_total
+    kept = alphas[alphas >= floor]
+    dropped = alphas[alphas < floor]
+    if kept.size == 0:
+        raise ValueError(f"Every alpha is below float32's floor ({FLOAT32_PENALTY_FLOOR:g} n = "
+                         f"{floor:.4g}), where a float32 FALKON fit is not the model the "
+                         "search scores: give larger alphas, or dtype='float64' (or None).")
+    if dropped.size and given:
+        warnings.warn(f"alphas {', '.join(f'{a:.3g}' for a in dropped)} are below float32's "
+                      f"floor ({FLOAT32_PENALTY_FLOOR:g} n = {floor:.4g}) and are not "
+                      "searched with dtype='float32'; dtype=None refits them in float64.",
+                      UserWarning, stacklevel=4)
+    return kept
+
+
+def refit_dtype(alpha, dtype, weight_total):
+    """The dtype a FALKON configuration with penalty ``alpha`` is refitted (and stands) in."""
+    if dtype is not None:
+        return dtype
+    return "float32" if alpha >= FLOAT32_PENALTY_FLOOR * weight_total else "float64"
 
 
 def _accuracy(y_true, y_pred):

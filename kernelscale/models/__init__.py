@@ -2,7 +2,12 @@
 
 from ._approx_svr import ApproxKernelOneClassSVM, ApproxKernelSVR
 from ._doubly_sgd import DoublySGDSVC
-from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier, auto_n_components
+from ._falkon import (
+    FLOAT32_PENALTY_FLOOR,
+    NystromKernelRidge,
+    NystromKernelRidgeClassifier,
+    auto_n_components,
+)
 from ._kernel_svm import KernelSVC
 from ._kernel_svr import KernelOneClassSVM, KernelSVR
 from ._linear_svm import LinearSVC, fit_linear_svm
@@ -33,6 +38,7 @@ __all__ = [
     "ApproxKernelSVC",
     "ApproxKernelSVR",
     "DoublySGDSVC",
+    "FLOAT32_PENALTY_FLOOR",
     "KernelLogisticRegression",
     "KernelOneClassSVM",
     "KernelSVC",

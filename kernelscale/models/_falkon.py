@@ -32,6 +32,7 @@ from ._chunked_fits import (
 from ._falkon_settings import (
     ATTRS_DOC,
     AUTO_PENALTY,
+    FLOAT32_PENALTY_FLOOR,
     PARAMS_DOC,
     auto_n_components,
     convergence_message,
@@ -42,7 +43,7 @@ from ._probability import ProbabilityMixin
 from ._shells import ClassifierShell, RegressorShell
 
 __all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY",
-           "auto_n_components"]
+           "FLOAT32_PENALTY_FLOOR", "auto_n_components"]
 
 class _NystromKernelRidgeBase(BaseEstimator):
     _parameter_constraints = {

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._config import format_bytes
 
-__all__ = ["AUTO_PENALTY", "auto_n_components", "convergence_message", "recompute_message",
+__all__ = ["AUTO_PENALTY", "FLOAT32_PENALTY_FLOOR", "auto_n_components", "convergence_message", "recompute_message",
            "PARAMS_DOC", "ATTRS_DOC"]
 
 #: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
@@ -19,6 +19,14 @@ __all__ = ["AUTO_PENALTY", "auto_n_components", "convergence_message", "recomput
 #: 1e-7): the coefficients grow like 1 / lam and their cancellation in
 #: ``K(x, C) @ beta`` loses every digit.
 AUTO_PENALTY = 1e-6
+
+#: The smallest FALKON penalty ``lam = alpha / n`` whose float32 fit reproduces the float64
+#: model: below it the float32 preconditioner's triangular solves (condition number
+#: ~ 1 / sqrt(lam)) lose the digits CG needs. Measured (make_friedman1, 22,500 rows,
+#: test R^2 of float32 / float64 fits, tol 1e-3): m = 4,000: lam = 1e-6 0.9852 / 0.9862,
+#: 1e-7 0.9800 / 0.9858; m = 8,000: 1e-5 0.9843 / 0.9845, 1e-6 0.9823 / 0.9866, 1e-8
+#: 0.3733 / 0.9833. The search refits a penalty below it in float64.
+FLOAT32_PENALTY_FLOOR = 1e-5
 
 # n_components="auto": FALKON's statistical rate needs O(sqrt(n) log n) centres; this
 # constant times that, at least this floor, capped so K(X, C) stays within the

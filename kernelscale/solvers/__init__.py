@@ -21,6 +21,7 @@ from ._sgd import SGDState, asgd_pass
 from ._subgradient import kernel_subgradient_descent, kernel_subgradient_svm, subgradient_descent
 from .falkon import (
     ChunkedKernelOperator,
+    MAX_RELATIVE_JITTER,
     FalkonPreconditioner,
     KernelOperator,
     falkon,
@@ -48,6 +49,7 @@ from .smo import (
 __all__ = [
     "ChunkedKernelOperator",
     "FalkonPreconditioner",
+    "MAX_RELATIVE_JITTER",
     "KernelOperator",
     "normal_product",
     "solve_triangular",

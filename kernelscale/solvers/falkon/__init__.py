@@ -9,9 +9,9 @@
 
 from ._driver import falkon, falkon_solve
 from ._operator import ChunkedKernelOperator, KernelOperator
-from ._preconditioner import FalkonPreconditioner
+from ._preconditioner import MAX_RELATIVE_JITTER, FalkonPreconditioner
 from ._products import normal_product
 from ._triangular import solve_triangular
 
 __all__ = ["falkon", "falkon_solve", "KernelOperator", "ChunkedKernelOperator",
-           "FalkonPreconditioner", "normal_product", "solve_triangular"]
+           "FalkonPreconditioner", "MAX_RELATIVE_JITTER", "normal_product", "solve_triangular"]

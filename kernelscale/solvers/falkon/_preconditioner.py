@@ -13,6 +13,7 @@ import numba
 import numpy as np
 import scipy.linalg
 
+from ..._parallel import parallel_guard
 from ._triangular import solve_triangular
 
 __all__ = ["FalkonPreconditioner", "MAX_RELATIVE_JITTER"]
@@ -22,6 +23,7 @@ __all__ = ["FalkonPreconditioner", "MAX_RELATIVE_JITTER"]
 MAX_RELATIVE_JITTER = 1e-2
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _mirror(F, lower_to_upper):  # pragma: no cover - compiled
     """Copy one strict triangle of ``F`` onto the other, in place (no m x m temporary)."""
@@ -42,14 +44,19 @@ def _factor_in_place(W, lower, what, rebuild):
     """Cholesky factor of one triangle of F-ordered ``W`` in place, with the smallest jitter.
 
     The jitter starts at the dtype's resolution times ``m`` (FALKON's choice) and
-    grows until the factorisation succeeds: a kernel matrix is only positive
-    semi-definite and round-off makes its smallest eigenvalues slightly
-    negative. After a failed try ``rebuild()`` restores the triangle.
+    grows a hundredfold per failed try until the factorisation succeeds: a
+    kernel matrix is only positive semi-definite and round-off makes its
+    smallest eigenvalues slightly negative. The last try is at the cap
+    (:data:`MAX_RELATIVE_JITTER` times the mean diagonal) itself, whatever the
+    start: float32 with m > 839 starts above a hundredth of the cap, and a
+    hundredfold step from there would skip it. After a failed try
+    ``rebuild()`` restores the triangle.
     """
     m = W.shape[0]
     diagonal = np.diagonal(W).copy()
     scale = max(float(np.mean(diagonal)), np.finfo(float).tiny)
-    jitter = np.finfo(W.dtype).eps * m * scale
+    cap = MAX_RELATIVE_JITTER * scale
+    jitter = min(np.finfo(W.dtype).eps * m * scale, cap)
     potrf = _lapack("potrf", W)
     while True:
         np.einsum("ii->i", W)[:] = diagonal + jitter
@@ -60,12 +67,13 @@ def _factor_in_place(W, lower, what, rebuild):
             return jitter
         if info < 0:  # pragma: no cover - LAPACK argument error
             raise RuntimeError(f"LAPACK potrf failed with info={info}.")
-        jitter *= 100.0
-        if jitter > MAX_RELATIVE_JITTER * scale:
+        if jitter >= cap:
             raise ValueError(
                 f"The kernel matrix of the {what} is not positive definite even with a jitter "
-                f"of {MAX_RELATIVE_JITTER:g} times its mean diagonal; the kernel is not "
-                "positive definite on these points (check the kernel and its parameters).")
+                f"of {MAX_RELATIVE_JITTER:g} times its mean diagonal ({jitter:.3g}); the "
+                "kernel is not positive definite on these points (check the kernel and its "
+                "parameters).")
+        jitter = min(jitter * 100.0, cap)
         rebuild()
 
 
@@ -154,6 +162,7 @@ class FalkonPreconditioner:
         return apply
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _scale_lower(W, factor):  # pragma: no cover - compiled
     """``W[i, j] *= factor`` for ``i >= j`` (W's lower triangle and diagonal)."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..._parallel import parallel_guard
+
 __all__ = ["normal_product", "dot4", "add4"]
 
 # Rows of ``K`` summed in ``K.dtype`` before the partial sum is added to the
@@ -100,6 +102,7 @@ def _add_rows(K, i, g, r, acc):
                     out[j] += ra * ka[j]
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _normal_rows(K, VT, Y, w, parts, zero, has_v, has_y, has_w):
     n, m = K.shape

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..._parallel import parallel_guard
 from ._products import add4, dot4
 
 __all__ = ["solve_triangular"]
@@ -170,6 +171,7 @@ def _upper_transposed(F, d, XT, c0, c1):  # pragma: no cover - compiled
         j += g
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _solve_parts(F, d, XT, n_parts, kind, zero):  # pragma: no cover - compiled
     t = XT.shape[0]

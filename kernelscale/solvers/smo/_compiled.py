@@ -5,7 +5,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["solve_block", "update_gradient", "gather_block", "pair_step", "TAU"]
+from ..._parallel import parallel_guard
+
+__all__ = ["solve_block", "update_gradient", "gather_block", "pair_step", "rows_dot", "TAU"]
 
 TAU = 1e-12  # stands in for a non-positive curvature k_ii + k_jj - 2 k_ij
 
@@ -109,6 +111,7 @@ def solve_block(K, y, alpha, G, C, eps, max_iter):  # pragma: no cover - compile
     return max_iter
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def update_gradient(G, y, data, slots, coef, columns, n_active):  # pragma: no cover
     """``G[k] += y[k] sum_j coef[j] data[slots[j], columns[k]]`` for ``k < n_active``.
@@ -137,6 +140,7 @@ def update_gradient(G, y, data, slots, coef, columns, n_active):  # pragma: no c
             G[k] += y[k] * acc[k - lo]
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def gather_block(data, slots, columns, out):  # pragma: no cover - compiled
     # q^2 reads scattered over rows far larger than the CPU cache: each is a cache
@@ -146,3 +150,45 @@ def gather_block(data, slots, columns, out):  # pragma: no cover - compiled
         row = data[slots[a]]
         for b in range(q):
             out[a, b] = row[columns[b]]
+
+
+@parallel_guard
+@numba.njit(parallel=True, fastmath=True, cache=True)
+def _rows_dot(A, x, out):  # pragma: no cover - compiled
+    for i in numba.prange(A.shape[0]):
+        row = A[i]
+        s = 0.0
+        for j in range(row.size):
+            s += np.float64(row[j]) * x[j]
+        out[i] = s
+
+
+def rows_dot(A, x, out=None):
+    """``A @ x`` summed in float64 for a float32 (or float64) ``A``: LIBSVM's rule.
+
+    Kernel rows are stored in float32, but a gradient rebuilt from them (after
+    unshrinking, a refresh, a warm start) sums up to n products: a float32 sum
+    loses ~sqrt(n) eps of the largest terms, as much as SMO's tolerance at large
+    ``C``. LIBSVM caches floats too and sums in double; so does this (one pass
+    over ``A``, as fast as BLAS's float32 ``gemv``, which is memory-bound).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, m), C-contiguous
+    x : ndarray of shape (m,)
+    out : ndarray of shape (n,), float64, default=None
+
+    Returns
+    -------
+    out : ndarray of shape (n,), float64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows_dot(np.ones((2, 3), dtype=np.float32), np.arange(3.0))
+    array([3., 3.])
+    """
+    out = np.empty(A.shape[0]) if out is None else out
+    if A.shape[0]:
+        _rows_dot(np.ascontiguousarray(A), np.ascontiguousarray(x, dtype=np.float64), out)
+    return out

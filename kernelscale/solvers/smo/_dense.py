@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ._compiled import rows_dot
 from ._dense_compiled import (
     COMPACT_KEEP,
     outside_box,
@@ -141,7 +142,7 @@ def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, wa
         if gradient0 is not None:
             G = np.array(gradient0, dtype=np.float64)
         else:
-            G = y * np.asarray(K @ (alpha * y).astype(K.dtype), dtype=np.float64) - 1.0
+            G = y * rows_dot(K, alpha * y) - 1.0  # float64 sums of the float32 matrix
     # the compaction buffer is allocated by the first compaction that pays
     n_iter = solve_dense(K, y, alpha, G, C, float(tol), int(max_iter), np.empty(0, K.dtype))
     # one compiled pass: a grid search calls this ~10^5 times on small problems

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..._parallel import parallel_guard
 from ._compiled import TAU, pair_step
 
 __all__ = ["COMPACT_KEEP", "solve_dense", "take_block", "take_serial", "solution_summary",
@@ -51,6 +52,7 @@ def take_serial(K, rows, columns, out):  # pragma: no cover - compiled
             dst[b] = src[columns[b]]
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True, nogil=True)
 def take_block(K, rows, columns, out):  # pragma: no cover - compiled
     """``out <- K[rows][:, columns]``, rows in parallel."""

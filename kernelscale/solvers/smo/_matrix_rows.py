@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validation import iter_row_blocks
+from ._compiled import rows_dot
 from ._dense_compiled import take_block
 
 __all__ = ["MatrixRows", "MatrixCache", "merge_columns"]
@@ -61,7 +62,6 @@ class MatrixRows:
         """``k(variables rows, variables columns) @ coef`` (float64)."""
         points = self.points(rows)
         cols, merged = merge_columns(columns, coef, self.n_points)
-        merged = merged.astype(np.float32)
         out = np.zeros(points.size)
         if points.size == 0 or cols.size == 0:
             return out
@@ -69,7 +69,7 @@ class MatrixRows:
                                            what="a kernel row"):
             block = np.empty((stop - start, cols.size), dtype=np.float32)
             take_block(self.K, points[start:stop], cols, block)
-            out[start:stop] = block @ merged
+            rows_dot(block, merged, out[start:stop])  # float32 entries, float64 sums
         return out
 
 

@@ -6,7 +6,9 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from ..._parallel import parallel_guard
 from ..._validation import MemoryBudgetError, iter_row_blocks
+from ._compiled import rows_dot
 
 __all__ = ["KernelRows", "RowCache"]
 
@@ -131,15 +133,14 @@ class KernelRows:
             for start, stop in iter_row_blocks(rows.size, 8 * columns.size, self.memory_budget,
                                                what="a kernel row"):
                 block = self.X[np.ix_(rows[start:stop], columns)]
-                out[start:stop] = block @ coef
+                rows_dot(block, coef, out[start:stop])
             return out
         kernel = self._prepared(columns)
-        coef32 = coef.astype(np.float32)
         for start, stop in iter_row_blocks(rows.size, self._row_bytes(columns.size),
                                            self.memory_budget, what="a kernel row"):
             block = np.empty((stop - start, columns.size), dtype=np.float32)
             self._evaluate(kernel, rows[start:stop], block)
-            out[start:stop] = block @ coef32
+            rows_dot(block, coef, out[start:stop])  # float32 rows, float64 sums
         return out
 
 
@@ -256,6 +257,7 @@ class RowCache:
         self.width = keep.size
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _scatter_rows(data, slots, rows):  # pragma: no cover - compiled
     width = rows.shape[1]
@@ -266,6 +268,7 @@ def _scatter_rows(data, slots, rows):  # pragma: no cover - compiled
             dst[j] = src[j]
 
 
+@parallel_guard
 @numba.njit(parallel=True, cache=True)
 def _compact_rows(data, slots, keep):  # pragma: no cover - compiled
     # keep is increasing with keep[k] >= k, so an in-place forward gather is safe

@@ -1,0 +1,297 @@
+"""The memory planner: what a fit will hold, in bytes, and the plan it chose, before the work.
+
+Every budgeted path asks one function here for its plan. A plan lists what it
+holds (kept matrices, caches, per-thread copies, the largest block's
+temporaries, the O(n) vectors of a solver) and the choice it made (a matrix or
+a row cache, kept or recomputed kernel blocks, how many threads); the path then
+allocates what the plan says and nothing more. Where even the smallest plan
+does not fit, :meth:`MemoryPlan.require` raises one :class:`MemoryBudgetError`
+naming the budget that would do, before any work.
+
+What the budget bounds (the README's rule): temporaries and kept matrices.
+What it does not: the input data, the returned matrix or fitted model, and a
+few small per-row vectors below :data:`SLACK_BYTES` (Python objects, index
+arrays of a fold). ``benchmarks/bench_memory.py`` and ``tests/test_memory_plans.py``
+measure every path's peak against its plan.
+
+The formulas live here, in one module, so that "does the ``n x n`` matrix fit"
+has one answer everywhere (the family choice, ``KernelSVC``, the grid and the
+refit used to carry five that disagreed at the edges).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._config import format_bytes
+from ._validation import MemoryBudgetError
+
+__all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "smo_plan", "exact_grid_plan",
+           "falkon_plan", "falkon_grid_plan", "features_plan", "SMO_TEMPORARY_SHARE",
+           "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES"]
+
+#: Allocations a plan does not itemise (Python objects, small index arrays); the peak
+#: tests allow this much beyond the plan on top of ``budget + returned``.
+SLACK_BYTES = 2 * 2**20
+
+#: The exact SVM's row route gives at most this share of the budget, and at most
+#: :data:`SMO_TEMPORARY_MAX` bytes, to the temporaries of a batch of kernel rows (and
+#: of a gradient rebuilt from rows); the rest is the cache. A batch of 16 MB keeps
+#: the GEMM at full speed (see ``kernelscale.solvers.smo``'s ``_CHUNK_BYTES``).
+SMO_TEMPORARY_SHARE = 0.25
+SMO_TEMPORARY_MAX = 64 * 2**20
+#: Rows computed at once into the cache are batched to this many bytes.
+SMO_BATCH_BYTES = 2**24
+
+
+class MemoryPlan:
+    """What a computation will hold (bytes per part), the choice made, and the budget.
+
+    Parameters
+    ----------
+    what : str
+        The computation, for messages ("KernelSVC fit on 3000 rows").
+    budget : int
+        The memory budget in bytes.
+    parts : dict of str to int
+        Bytes of each thing held at the peak, at once.
+    choice : str, default=""
+        The plan chosen, in words ("row cache of 640 rows").
+    **settings
+        Sizes the plan decided (``cache_bytes``, ``block_bytes``, ``threads``, ...),
+        readable as attributes.
+
+    Examples
+    --------
+    >>> from kernelscale._planner import MemoryPlan
+    >>> plan = MemoryPlan("a fit", 2**20, {"matrix": 3 * 2**19}, choice="matrix")
+    >>> plan.total, plan.fits
+    (1572864, False)
+    >>> try:
+    ...     plan.require()
+    ... except ValueError as exc:
+    ...     print(exc)
+    a fit needs 1.5M (matrix 1.5M) but memory_budget is 1M; give memory_budget >= 1.5M.
+    """
+
+    def __init__(self, what, budget, parts, choice="", **settings):
+        self.what = what
+        self.budget = int(budget)
+        self.parts = {k: int(max(0, v)) for k, v in parts.items()}
+        self.choice = choice
+        self.settings = settings
+        for key, value in settings.items():
+            setattr(self, key, value)
+
+    @property
+    def total(self):
+        """Bytes held at the peak."""
+        return sum(self.parts.values())
+
+    @property
+    def fits(self):
+        return self.total <= self.budget
+
+    def breakdown(self):
+        return ", ".join(f"{k} {format_bytes(v)}" for k, v in self.parts.items() if v)
+
+    def require(self, advice=""):
+        """Raise :class:`MemoryBudgetError` (the budget that would do) unless the plan fits."""
+        if not self.fits:
+            raise MemoryBudgetError(
+                f"{self.what} needs {format_bytes(self.total)} ({self.breakdown()}) but "
+                f"memory_budget is {format_bytes(self.budget)}; give memory_budget >= "
+                f"{format_bytes(self.total)}{advice}.")
+        return self
+
+    def __repr__(self):
+        choice = f": {self.choice}" if self.choice else ""
+        return (f"MemoryPlan({self.what}{choice}; holds {format_bytes(self.total)} of "
+                f"{format_bytes(self.budget)}: {self.breakdown()})")
+
+
+def block_rows(n_rows, bytes_per_row, budget, what):
+    """Rows per block so that one block's temporaries fit ``budget`` (at least one).
+
+    Raises
+    ------
+    MemoryBudgetError
+        When one row does not fit, with the bytes it needs.
+    """
+    bytes_per_row = max(int(bytes_per_row), 1)
+    rows = int(budget) // bytes_per_row
+    if rows < 1:
+        raise MemoryBudgetError(
+            f"memory_budget={int(budget)} bytes cannot hold one row of {what}, which needs "
+            f"{bytes_per_row} bytes; raise memory_budget to at least {bytes_per_row} "
+            "(ideally a few hundred times more for speed).")
+    return min(rows, max(int(n_rows), 1))
+
+
+# ------------------------------------------------------------------ exact SVM
+
+
+def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
+             working_set_size, matrix=False, matrix_threads=1, workspace=0,
+             prepared_bytes=None, n_problems=1):
+    """The exact SVM's fit: the kernel matrix held whole, or a row cache beside temporaries.
+
+    Parameters
+    ----------
+    n_points : int
+        Training rows (the kernel is ``n_points x n_points``).
+    n_variables : int
+        Dual variables per problem (``2 n`` for the SVR).
+    n_features : int
+    budget : int
+    cache_bytes : int
+        The user's ``cache_size`` in bytes: the most the row cache may take.
+    working_set_size : int
+    matrix : bool
+        Whether the caller wants the matrix route (it then must fit).
+    matrix_threads, workspace : int
+        Solving threads on the matrix and each one's block copy (bytes).
+    prepared_bytes : int, default=None
+        The rows' working copy (float32); None: ``4 n_points n_features``.
+    n_problems : int
+        Binary problems solved one after another through their own caches.
+
+    Returns
+    -------
+    plan : MemoryPlan
+        ``choice`` "matrix" or "rows"; for rows, ``cache_bytes`` (the cache),
+        ``temporary_bytes`` (a batch of rows, a gradient rebuild) and
+        ``batch_bytes``.
+    """
+    vectors = 8 * 12 * n_variables  # alpha, G, y, C, flags, permutations, the summary
+    if matrix:
+        return MemoryPlan(what, budget, {"kernel matrix": 4 * n_points * n_points,
+                                         "thread copies": matrix_threads * workspace,
+                                         "solver vectors": vectors},
+                          choice="matrix", threads=matrix_threads)
+    prepared = 4 * n_points * n_features if prepared_bytes is None else prepared_bytes
+    q = min(int(working_set_size), n_variables)
+    row = 4 * n_variables
+    fixed = {"prepared rows": prepared, "solver vectors": vectors,
+             "working-set blocks": 3 * 4 * q * q}
+    free = budget - sum(fixed.values())
+    temporary = int(min(SMO_TEMPORARY_MAX, max(SMO_TEMPORARY_SHARE * free,
+                                               4 * (n_points + 2 * n_features) * 8)))
+    batch = int(min(SMO_BATCH_BYTES, temporary))
+    cache = int(min(cache_bytes, free - temporary - batch))
+    least = 2 * row
+    cache = max(cache, least)
+    plan = MemoryPlan(what, budget, {**fixed, "row cache": cache, "row batch": batch,
+                                     "kernel temporaries": temporary},
+                      choice=f"row cache of {cache // row} rows", cache_bytes=cache,
+                      temporary_bytes=temporary, batch_bytes=batch)
+    return plan
+
+
+def exact_grid_plan(n, workspace, n_jobs, budget):
+    """The exact SVM's grid: which kernels it keeps, and how many threads solve.
+
+    Returns a plan whose ``choice`` is "distances" (the squared distances kept,
+    each gamma one exp of them), "kernel" (each gamma's kernel its own GEMM) or
+    "rows" (below one kernel and one thread's copy: a row cache per gamma), with
+    ``threads`` and ``slots`` (kernels held at once).
+    """
+    one = 4 * n * n
+    if 2 * one + n_jobs * workspace <= budget:
+        slots = max(1, min(n_jobs, (budget - one - n_jobs * workspace) // one))
+        return MemoryPlan("the exact SVM's grid", budget,
+                          {"distances": one, "kernels": slots * one,
+                           "thread copies": n_jobs * workspace},
+                          choice="distances", threads=n_jobs, slots=int(slots))
+    threads = int(max(1, min(n_jobs, (budget - one) // max(workspace, 1))))
+    plan = MemoryPlan("the exact SVM's grid", budget,
+                      {"kernel": one, "thread copies": threads * workspace},
+                      choice="kernel", threads=threads, slots=1)
+    if plan.fits:
+        return plan
+    return MemoryPlan("the exact SVM's grid", budget, {}, choice="rows", threads=1, slots=0,
+                      least=one + workspace, shared=2 * one + workspace)
+
+
+# -------------------------------------------------------------------- FALKON
+
+
+def falkon_plan(what, *, n, m, n_targets, itemsize, budget, block_row_bytes):
+    """FALKON's fit: ``K(X, C)`` kept or recomputed in blocks, beside the m x m factors.
+
+    Parameters
+    ----------
+    n, m, n_targets : int
+    itemsize : int
+        Bytes of the kernel dtype.
+    budget : int
+    block_row_bytes : int
+        Temporary bytes per row of a kernel block (the prepared kernel's, plus
+        the block itself).
+
+    Returns
+    -------
+    plan : MemoryPlan
+        ``choice`` "kept" or "recomputed"; ``block_bytes`` for the blocks.
+    """
+    factors = itemsize * m * m + 8 * 2 * m  # one m x m buffer, two diagonals
+    vectors = 8 * 8 * m * n_targets + 8 * n * n_targets  # CG's vectors, the targets
+    fixed = {"preconditioner": factors, "CG vectors": vectors}
+    kept = itemsize * n * m
+    # the kept matrix is filled block by block, whose temporaries sit beside it
+    fill = min(n, 64) * block_row_bytes
+    plan = MemoryPlan(what, budget, {**fixed, "K(X, C)": kept, "kernel block": fill},
+                      choice="kept", block_bytes=max(fill, budget - sum(fixed.values()) - kept))
+    if plan.fits:
+        return plan
+    free = budget - sum(fixed.values())
+    return MemoryPlan(what, budget, {**fixed, "kernel block": max(free, block_row_bytes)},
+                      choice="recomputed", block_bytes=max(free, block_row_bytes),
+                      kept_bytes=kept + sum(fixed.values()) + fill)
+
+
+def falkon_grid_plan(*, n, m, n_folds, n_targets, n_alphas, budget, block_row_bytes,
+                     distances_itemsize=4):
+    """The FALKON family's grid: statistics per fold, distances kept or recomputed.
+
+    Holds per gamma the ``m x m`` statistics of every fold and of the centres
+    (float64), the whitening and per-fold eigenvectors, and the coefficient paths;
+    the row blocks of the kernel against the centres are what is left. The
+    squared distances to the centres (``n x m``) are kept when they fit beside
+    all that (each gamma is then one exp), else recomputed per block.
+    """
+    t = n_targets
+    stats = 8 * (n_folds + 4) * m * m + 8 * n_folds * m * t
+    paths = 8 * n_alphas * m * t * 2
+    fixed = {"fold statistics": stats, "coefficient paths": paths,
+             "targets and weights": 8 * n * (t + n_folds + 2)}
+    distances = distances_itemsize * n * m
+    rest = budget - sum(fixed.values())
+    keep = distances + 64 * block_row_bytes <= rest
+    parts = dict(fixed)
+    if keep:
+        parts["distances"] = distances
+        rest -= distances
+    block = max(block_row_bytes, rest)
+    parts["kernel blocks"] = block
+    return MemoryPlan("the FALKON family's grid", budget, parts,
+                      choice="distances kept" if keep else "distances recomputed",
+                      keep_distances=keep, block_bytes=block,
+                      least=sum(fixed.values()) + 64 * block_row_bytes)
+
+
+# ------------------------------------------------------------- feature maps
+
+
+def features_plan(what, *, n, n_components, itemsize, budget, extra=0, per_row_temporary=0):
+    """A model on features kept whole (``n x D``): they and the solver's ``extra``."""
+    parts = {"features": itemsize * n * n_components, "solver": int(extra)}
+    free = budget - sum(parts.values())
+    parts["map temporaries"] = max(per_row_temporary, min(free, max(per_row_temporary, 0)))
+    return MemoryPlan(what, budget, parts, choice="features kept",
+                      block_bytes=max(per_row_temporary, free))
+
+
+def nbytes(*arrays):
+    """Bytes of the given arrays (None counts 0)."""
+    return int(sum(np.asarray(a).nbytes for a in arrays if a is not None))
