@@ -104,10 +104,10 @@ def _paths():
     add("grid-exact-rows", 4 * MIB, lambda: _classification(1500),
         lambda d, b: ks.KernelClassifierCV(families="exact-svm", memory_budget=b,
                                            random_state=0).fit(*d))
-    add("grid-falkon", 4 * MIB, lambda: _classification(20000, d=8),
+    add("grid-falkon", 8 * MIB, lambda: _classification(20000, d=8),
         lambda d, b: ks.KernelClassifierCV(families="falkon", n_components=200,
                                            memory_budget=b, random_state=0).fit(*d))
-    add("grid-falkon-regression", 4 * MIB, lambda: _regression(20000),
+    add("grid-falkon-regression", 8 * MIB, lambda: _regression(20000),
         lambda d, b: ks.KernelRegressorCV(n_components=200, memory_budget=b,
                                           random_state=0).fit(*d))
     add("grid-nystrom-svm", 32 * MIB, lambda: _classification(8000, d=8),

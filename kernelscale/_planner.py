@@ -26,7 +26,7 @@ import numpy as np
 from ._config import format_bytes
 from ._validation import MemoryBudgetError
 
-__all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "smo_plan", "exact_grid_plan",
+__all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "bytes_up", "smo_plan", "exact_grid_plan",
            "falkon_plan", "falkon_grid_plan", "features_plan", "SMO_TEMPORARY_SHARE",
            "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES"]
 
@@ -99,15 +99,34 @@ class MemoryPlan:
         """Raise :class:`MemoryBudgetError` (the budget that would do) unless the plan fits."""
         if not self.fits:
             raise MemoryBudgetError(
-                f"{self.what} needs {format_bytes(self.total)} ({self.breakdown()}) but "
+                f"{self.what} needs {bytes_up(self.total)} ({self.breakdown()}) but "
                 f"memory_budget is {format_bytes(self.budget)}; give memory_budget >= "
-                f"{format_bytes(self.total)}{advice}.")
+                f"{bytes_up(self.total)}{advice}.")
         return self
 
     def __repr__(self):
         choice = f": {self.choice}" if self.choice else ""
         return (f"MemoryPlan({self.what}{choice}; holds {format_bytes(self.total)} of "
                 f"{format_bytes(self.budget)}: {self.breakdown()})")
+
+
+def bytes_up(n):
+    """:func:`kernelscale._config.format_bytes` rounded up: a budget given as the text is enough.
+
+    Examples
+    --------
+    >>> from kernelscale._planner import bytes_up
+    >>> bytes_up(4 * 2**20 + 1), bytes_up(1000)
+    ('4.01M', '1000')
+    """
+    for unit, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n >= scale:
+            value = n / scale
+            digits = max(0, 2 - int(np.floor(np.log10(value))))
+            step = 10.0 ** -digits
+            return f"{np.ceil(value / step - 1e-9) * step:.{digits}f}".rstrip("0").rstrip(".") \
+                + unit
+    return f"{int(n)}"
 
 
 def block_rows(n_rows, bytes_per_row, budget, what):
@@ -133,7 +152,7 @@ def block_rows(n_rows, bytes_per_row, budget, what):
 
 def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
              working_set_size, matrix=False, matrix_threads=1, workspace=0,
-             prepared_bytes=None, n_problems=1):
+             fill_row_bytes=0, prepared_bytes=None):
     """The exact SVM's fit: the kernel matrix held whole, or a row cache beside temporaries.
 
     Parameters
@@ -141,76 +160,107 @@ def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
     n_points : int
         Training rows (the kernel is ``n_points x n_points``).
     n_variables : int
-        Dual variables per problem (``2 n`` for the SVR).
+        Dual variables per problem (``2 n`` for the SVR): the width of a cached row.
     n_features : int
     budget : int
     cache_bytes : int
         The user's ``cache_size`` in bytes: the most the row cache may take.
     working_set_size : int
+        The user's: the most variables a working set may have.
     matrix : bool
-        Whether the caller wants the matrix route (it then must fit).
+        Plan the matrix route (kernel held whole) instead of the row cache.
     matrix_threads, workspace : int
-        Solving threads on the matrix and each one's block copy (bytes).
+        Threads solving on the matrix and each one's block copy (bytes).
+    fill_row_bytes : int
+        Temporaries per row while the matrix is filled (the kernel's).
     prepared_bytes : int, default=None
-        The rows' working copy (float32); None: ``4 n_points n_features``.
-    n_problems : int
-        Binary problems solved one after another through their own caches.
+        The rows' float32 working copy (row route); None: ``4 n_points n_features``.
 
     Returns
     -------
     plan : MemoryPlan
-        ``choice`` "matrix" or "rows"; for rows, ``cache_bytes`` (the cache),
-        ``temporary_bytes`` (a batch of rows, a gradient rebuild) and
-        ``batch_bytes``.
+        ``choice`` "matrix" or "rows". Both: ``working_set_size``. The matrix:
+        ``threads``, ``fill_bytes`` (the fill's blocks). Rows: ``cache_bytes``,
+        ``temporary_bytes`` (a batch of kernel rows, a gradient rebuilt from
+        rows) and ``batch_bytes``.
     """
     vectors = 8 * 12 * n_variables  # alpha, G, y, C, flags, permutations, the summary
+    q = int(max(2, min(working_set_size, n_variables)))
     if matrix:
-        return MemoryPlan(what, budget, {"kernel matrix": 4 * n_points * n_points,
-                                         "thread copies": matrix_threads * workspace,
-                                         "solver vectors": vectors},
-                          choice="matrix", threads=matrix_threads)
+        fill = max(fill_row_bytes, 1) * min(n_points, 64)
+        parts = {"kernel matrix": 4 * n_points * n_points,
+                 "thread copies": matrix_threads * workspace, "solver vectors": vectors,
+                 "working-set blocks": 8 * q * q, "matrix fill": fill}
+        plan = MemoryPlan(what, budget, parts, choice="matrix", threads=matrix_threads,
+                          working_set_size=q)
+        plan.fill_bytes = max(fill, budget - plan.total + fill)
+        return plan
     prepared = 4 * n_points * n_features if prepared_bytes is None else prepared_bytes
-    q = min(int(working_set_size), n_variables)
     row = 4 * n_variables
-    fixed = {"prepared rows": prepared, "solver vectors": vectors,
-             "working-set blocks": 3 * 4 * q * q}
-    free = budget - sum(fixed.values())
-    temporary = int(min(SMO_TEMPORARY_MAX, max(SMO_TEMPORARY_SHARE * free,
-                                               4 * (n_points + 2 * n_features) * 8)))
-    batch = int(min(SMO_BATCH_BYTES, temporary))
-    cache = int(min(cache_bytes, free - temporary - batch))
-    least = 2 * row
-    cache = max(cache, least)
-    plan = MemoryPlan(what, budget, {**fixed, "row cache": cache, "row batch": batch,
-                                     "kernel temporaries": temporary},
-                      choice=f"row cache of {cache // row} rows", cache_bytes=cache,
-                      temporary_bytes=temporary, batch_bytes=batch)
-    return plan
+    least_temporary = 8 * 4 * (n_points + 2 * n_features)  # eight kernel rows at a time
+    free = budget - prepared - vectors
+    temporary = int(min(SMO_TEMPORARY_MAX, max(SMO_TEMPORARY_SHARE * free, least_temporary)))
+    rest = free - temporary - 2 * min(SMO_BATCH_BYTES, max(temporary // 4, 4 * n_variables))
+
+    def blocks(size):  # the working set's float64 block, its float32 copy, its gathers
+        return 12 * size * size
+
+    # the working set must be held in the cache: shrink it to what fits beside its blocks
+    while q > 2 and blocks(q) + q * row > rest:
+        q = max(2, q // 2)
+    # at least two rows where the budget is short (then the plan does not fit, and
+    # require() names the budget); a user's cache_size below two rows is RowCache's error
+    cache = int(min(cache_bytes, max(2 * row, rest - blocks(q))))
+    q = int(max(2, min(q, cache // row)))
+    # the cache keeps its batch buffer between fetches, and a doubled problem's rows
+    # pass through one more of its size
+    batch = int(min(SMO_BATCH_BYTES, max(temporary // 4, 4 * n_variables)))
+    parts = {"prepared rows": prepared, "solver vectors": vectors,
+             "working-set blocks": blocks(q), "row cache": cache, "row batches": 2 * batch,
+             "kernel temporaries": temporary}
+    return MemoryPlan(what, budget, parts, choice=f"row cache of {cache // row} rows",
+                      cache_bytes=cache, temporary_bytes=temporary, batch_bytes=batch,
+                      working_set_size=q)
 
 
 def exact_grid_plan(n, workspace, n_jobs, budget):
     """The exact SVM's grid: which kernels it keeps, and how many threads solve.
 
-    Returns a plan whose ``choice`` is "distances" (the squared distances kept,
-    each gamma one exp of them), "kernel" (each gamma's kernel its own GEMM) or
-    "rows" (below one kernel and one thread's copy: a row cache per gamma), with
-    ``threads`` and ``slots`` (kernels held at once).
+    Parameters
+    ----------
+    n : int
+        Rows (the kernel of every gamma is ``n x n`` float32).
+    workspace : int
+        One solving thread's copy of its fold blocks (bytes).
+    n_jobs : int
+        Threads asked for.
+    budget : int
+
+    Returns
+    -------
+    plan : MemoryPlan
+        ``choice``: "distances" (the squared distances kept, each gamma one exp
+        of them), "kernel" (each gamma's kernel its own GEMM) or "rows" (below
+        one kernel and one thread's copy: a row cache per gamma); ``threads``,
+        ``slots`` (kernels held at once), and the budgets of the first two,
+        ``least`` (one kernel, one thread) and ``shared`` (the distances too).
     """
     one = 4 * n * n
+    least, shared = one + workspace, 2 * one + workspace
+    common = {"least": least, "shared": shared, "workspace": workspace, "kernel_bytes": one}
     if 2 * one + n_jobs * workspace <= budget:
         slots = max(1, min(n_jobs, (budget - one - n_jobs * workspace) // one))
         return MemoryPlan("the exact SVM's grid", budget,
                           {"distances": one, "kernels": slots * one,
                            "thread copies": n_jobs * workspace},
-                          choice="distances", threads=n_jobs, slots=int(slots))
-    threads = int(max(1, min(n_jobs, (budget - one) // max(workspace, 1))))
-    plan = MemoryPlan("the exact SVM's grid", budget,
-                      {"kernel": one, "thread copies": threads * workspace},
-                      choice="kernel", threads=threads, slots=1)
-    if plan.fits:
-        return plan
-    return MemoryPlan("the exact SVM's grid", budget, {}, choice="rows", threads=1, slots=0,
-                      least=one + workspace, shared=2 * one + workspace)
+                          choice="distances", threads=n_jobs, slots=int(slots), **common)
+    if least <= budget:
+        threads = int(max(1, min(n_jobs, (budget - one) // max(workspace, 1))))
+        return MemoryPlan("the exact SVM's grid", budget,
+                          {"kernel": one, "thread copies": threads * workspace},
+                          choice="kernel", threads=threads, slots=1, **common)
+    return MemoryPlan("the exact SVM's grid", budget, {"kernel": one, "thread copies": workspace},
+                      choice="rows", threads=1, slots=0, **common)
 
 
 # -------------------------------------------------------------------- FALKON
@@ -261,10 +311,13 @@ def falkon_grid_plan(*, n, m, n_folds, n_targets, n_alphas, budget, block_row_by
     all that (each gamma is then one exp), else recomputed per block.
     """
     t = n_targets
-    stats = 8 * (n_folds + 4) * m * m + 8 * n_folds * m * t
-    paths = 8 * n_alphas * m * t * 2
+    # every fold's and the total's m x m sums, the centres' kernel, its whitening, and a
+    # fold's system being solved (its matrix, eigenvectors and their product)
+    stats = 8 * (n_folds + 7) * m * m + 8 * (n_folds + 1) * m * t
+    paths = 8 * n_alphas * m * t * (n_folds + 1)
+    # the search's fold indices (n per fold) and weights (n per fold), targets, scores
     fixed = {"fold statistics": stats, "coefficient paths": paths,
-             "targets and weights": 8 * n * (t + n_folds + 2)}
+             "targets and weights": 8 * n * (t + 2 * n_folds + 4)}
     distances = distances_itemsize * n * m
     rest = budget - sum(fixed.values())
     keep = distances + 64 * block_row_bytes <= rest

@@ -3,6 +3,8 @@ features, one-vs-rest on digits, labels, blocks under a memory budget, errors, r
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -96,9 +98,13 @@ def test_prediction_in_small_blocks_equals_one_block(digits):
     X_train, X_test, y_train, _ = digits
     params = dict(n_components=200, gamma=0.02, random_state=0, dtype="float64")
     big = ApproxKernelSVC(**params).fit(X_train, y_train)
-    small = ApproxKernelSVC(memory_budget=64 * 1024, **params).fit(X_train, y_train)
+    # the fitted model, predicting under a budget of a few rows per block
+    small = copy.deepcopy(big).set_params(memory_budget=64 * 1024)
     np.testing.assert_allclose(small.decision_function(X_test), big.decision_function(X_test),
                                rtol=1e-9, atol=1e-9)
+    # a fit under that budget cannot keep the features of every row: one clear error
+    with pytest.raises(MemoryBudgetError, match=r"give memory_budget >= 2.3\dM"):
+        ApproxKernelSVC(memory_budget=64 * 1024, **params).fit(X_train, y_train)
 
 
 def test_budget_too_small_for_one_row_is_a_clear_error(digits):

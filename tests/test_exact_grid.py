@@ -181,16 +181,20 @@ def test_the_threads_fold_blocks_count_against_the_budget():
     # compaction buffer 4 (160^2 + 128^2) = 168 KB
     import warnings
 
-    from kernelscale.model_selection._exact import _threads_in_budget
+    from kernelscale._planner import exact_grid_plan
     from kernelscale.models import workspace_bytes
     X, y = make_blobs(240, centers=2, cluster_std=4.0, random_state=0)
     one, each = 4 * 240**2, 4 * (160**2 + 128**2)
     (free, _), folds = _grid(X, y, 2, multiclass="ovr")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # room for two threads: no warning
-        assert _threads_in_budget(each, 240, 2, 2 * one + 2 * each) == (2, True)
-        assert _threads_in_budget(each, 240, 2, 2 * one + 2 * each - 1) == (2, False)
-        assert _threads_in_budget(each, 240, 2, one + 2 * each) == (2, False)
+
+    def threads_keep(budget):
+        plan = exact_grid_plan(240, each, 2, budget)
+        return plan.threads, plan.choice == "distances"
+    assert threads_keep(2 * one + 2 * each) == (2, True)
+    assert threads_keep(2 * one + 2 * each - 1) == (2, False)
+    assert threads_keep(one + 2 * each) == (2, False)
+    assert threads_keep(one + 2 * each - 1) == (1, False)
+    assert exact_grid_plan(240, each, 2, one + each - 1).choice == "rows"
     with pytest.warns(UserWarning, match=rf"runs 1 thread.*>= {(one + 2 * each) // 1024}"):
         (tight, complete), _ = _grid(X, y, 2, multiclass="ovr", budget=one + 2 * each - 1)
     assert complete
@@ -240,7 +244,7 @@ def _rows_grid(X, y, budget):
 
 
 @pytest.mark.parametrize("centers", [2, 4])
-@pytest.mark.parametrize("budget", [350_000, 60_000])  # every row cached; a few dozen
+@pytest.mark.parametrize("budget", [350_000, 100_000])  # every row cached; a few dozen
 def test_row_cache_grid_equals_the_matrix_grid(centers, budget):
     X, y = make_blobs(240, centers=centers, cluster_std=3.0, random_state=0)
     (matrix, _), folds = _grid(X, y, 1)

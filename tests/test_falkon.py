@@ -118,8 +118,14 @@ def test_kernel_kept_or_streamed_gives_the_same_answer(regression):
     kw = {"n_components": 80, "gamma": 0.2, "alpha": 1.0, "random_state": 0, "dtype": "float64",
           "tol": 1e-10}
     kept = NystromKernelRidge(**kw).fit(X, y)
-    streamed = NystromKernelRidge(memory_budget=20_000, **kw).fit(X, y)
+    assert kept.memory_plan_.choice == "kept"
+    # room for the 80 x 80 factors and a few rows of K(X, C), not all 300
+    with pytest.warns(UserWarning, match="recomputed"):
+        streamed = NystromKernelRidge(memory_budget=80_000, **kw).fit(X, y)
+    assert streamed.memory_plan_.choice == "recomputed"
     np.testing.assert_allclose(streamed.predict(X), kept.predict(X), rtol=1e-8, atol=1e-8)
+    with pytest.raises(MemoryBudgetError, match="m x m preconditioner"):
+        NystromKernelRidge(memory_budget=20_000, **kw).fit(X, y)
 
 
 def test_sparse_input_equals_dense(digits):
@@ -160,8 +166,10 @@ def test_classifier_binary_string_labels_and_class_weight():
 
 def test_auto_parameters():
     assert auto_n_components(100, 2**28, 4) == 100
-    assert auto_n_components(8000, 2**28, 4) == int(7 * np.sqrt(8000) * np.log(8000))
-    assert auto_n_components(32_561, 2**28, 4) == 2**28 // (32_561 * 4)  # K_nm fits the budget
+    assert auto_n_components(8000, 2**29, 4) == int(7 * np.sqrt(8000) * np.log(8000))
+    # K_nm and the m x m factors fit the budget
+    m = auto_n_components(32_561, 2**28, 4)
+    assert 4 * m * (32_561 + m) <= 2**28 < 4 * (m + 1) * (32_561 + m + 1)
     assert auto_n_components(10**7, 2**28, 4) == 1000  # the floor
     assert auto_n_components(10**6, 2**40, 4) == 10_000  # the cap
     X, y = make_moons(n_samples=200, noise=0.1, random_state=0)

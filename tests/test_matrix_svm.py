@@ -224,19 +224,26 @@ def test_kernel_svc_on_its_matrix_runs_the_threads_whose_copies_fit():
     from kernelscale._config import format_bytes
     X, y = make_blobs(400, centers=4, random_state=0)
     n, each = 400, 4 * 320**2
-    reference = KernelSVC(multiclass="ovr", n_jobs=2).fit(X, y).decision_function(X)
+    model = KernelSVC(multiclass="ovr", n_jobs=2).fit(X, y)
+    reference = model.decision_function(X)
+    # the planner's need with one thread: the matrix, one copy, the solver's vectors
+    plan = model.memory_plan_
+    assert plan.choice == "matrix" and plan.parts["kernel matrix"] == 4 * n * n
+    assert plan.parts["thread copies"] == each
+    one_thread = plan.total
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        both = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=4 * n * n + 2 * each)
+        both = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=one_thread + each)
         assert np.array_equal(both.fit(X, y).decision_function(X), reference)
-    need = format_bytes(4 * n * n + 2 * each)
+    need = format_bytes(one_thread + each)
     with pytest.warns(UserWarning, match=rf"runs 1 thread.*>= {need} would run them all"):
-        one = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=4 * n * n + 2 * each - 1)
+        one = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=one_thread + each - 1)
         one.fit(X, y)
     # the same problems on one thread: the same solution
     assert np.array_equal(one.decision_function(X), reference)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # below the matrix and one thread's copy: row caches, the same model within tol
-        rows = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=4 * n * n + each - 1)
-        assert np.abs(rows.fit(X, y).decision_function(X) - reference).max() < 1e-2
+        rows = KernelSVC(multiclass="ovr", n_jobs=2, memory_budget=one_thread - 1)
+        assert rows.fit(X, y).memory_plan_.choice.startswith("row cache")
+        assert np.abs(rows.decision_function(X) - reference).max() < 1e-2

@@ -229,7 +229,7 @@ def test_falkon_says_when_the_budget_lowers_auto_centres_or_forces_recomputation
         NystromKernelRidgeClassifier(memory_budget=3000 * 1200 * 4, max_iter=5,
                                      random_state=0).fit(Xb, yb)
     with pytest.warns(UserWarning, match="recomputed at each of the .* memory_budget >= "):
-        NystromKernelRidgeClassifier(n_components=500, memory_budget=2**20, max_iter=5,
+        NystromKernelRidgeClassifier(n_components=500, memory_budget=2**21, max_iter=5,
                                      random_state=0).fit(Xb, yb)
 
 

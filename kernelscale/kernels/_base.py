@@ -20,7 +20,7 @@ from .._validation import iter_row_blocks, resolve_memory_budget, sparse_row_byt
 from ._compiled import exp_floor, scaled_exp
 from ._exp import exp_block32
 
-__all__ = ["Kernel", "ShiftInvariantKernel", "PreparedKernel"]
+__all__ = ["Kernel", "ShiftInvariantKernel", "PreparedKernel", "SparsePreparedKernel"]
 
 # Below this fraction of non-zeros a sparse row block is multiplied as sparse;
 # above it, densifying the block and calling GEMM is faster (BLAS runs ~100x
@@ -101,7 +101,7 @@ class Kernel(ABC):
 
     # ------------------------------------------------------------ evaluation
 
-    def prepare(self, Y, dtype=np.float64):
+    def prepare(self, Y, dtype=np.float64, memory_budget=None):
         """Prepare ``Y`` once for many blocks ``k(X_block, Y)``.
 
         Parameters
@@ -109,12 +109,23 @@ class Kernel(ABC):
         Y : {ndarray, sparse matrix} of shape (n_columns, n_features)
         dtype : numpy dtype, default=float64
             dtype of the blocks and of the GEMMs that compute them.
+        memory_budget : int, default=None
+            A sparse ``Y`` whose dense working copy would take more than half
+            of it stays sparse (kernels with sparse products: RBF, polynomial,
+            linear); None: ``Y`` is densified.
 
         Returns
         -------
-        prepared : PreparedKernel
+        prepared : PreparedKernel or SparsePreparedKernel
         """
+        if (memory_budget is not None and sp.issparse(Y) and self.sparse_products
+                and 2 * 8 * Y.shape[0] * Y.shape[1] > memory_budget // 2):
+            return SparsePreparedKernel(self, Y, dtype)
         return PreparedKernel(self, Y, dtype)
+
+    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        """``k`` from the float64 products ``x . y`` and squared norms (sparse second argument)."""
+        raise NotImplementedError  # pragma: no cover - kernels with sparse_products define it
 
     def gram(self, X, Y=None, *, dtype=None, memory_budget=None, out=None):
         """The Gram matrix ``k(X, Y)``, computed in row blocks under ``memory_budget``.
@@ -137,14 +148,14 @@ class Kernel(ABC):
         """
         Y = X if Y is None else Y
         dtype = np.dtype(dtype) if dtype is not None else np.result_type(X.dtype, Y.dtype)
-        prepared = self.prepare(Y, dtype)
+        budget = resolve_memory_budget(memory_budget)
+        prepared = self.prepare(Y, dtype, budget)
         shape = (X.shape[0], prepared.n_columns)
         if out is None:
             out = np.empty(shape, dtype=dtype)
         elif out.shape != shape or out.dtype != dtype or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous {dtype} array of shape {shape}, "
                              f"got {out.dtype} {out.shape}.")
-        budget = resolve_memory_budget(memory_budget)
         for start, stop in iter_row_blocks(shape[0], prepared.bytes_per_row(X), budget,
                                            what="a kernel block"):
             prepared.evaluate_rows(X, start, stop, out[start:stop])
@@ -154,9 +165,10 @@ class Kernel(ABC):
         """Yield ``(start, stop, k(X[start:stop], Y))`` with each block within the budget."""
         Y = X if Y is None else Y
         dtype = np.dtype(dtype) if dtype is not None else np.result_type(X.dtype, Y.dtype)
-        prepared = self.prepare(Y, dtype)
-        per_row = prepared.bytes_per_row(X) + dtype.itemsize * prepared.n_columns
         budget = resolve_memory_budget(memory_budget)
+        prepared = self.prepare(Y, dtype, budget)
+        # the caller holds the last block while the next one is computed
+        per_row = prepared.bytes_per_row(X) + 2 * dtype.itemsize * prepared.n_columns
         for start, stop in iter_row_blocks(X.shape[0], per_row, budget, what="a kernel block"):
             block = np.empty((stop - start, prepared.n_columns), dtype=dtype)
             yield start, stop, prepared.evaluate_rows(X, start, stop, block)
@@ -184,9 +196,12 @@ class Kernel(ABC):
         per_row = prepared.bytes_per_row(X) + dtype.itemsize * (prepared.n_columns
                                                                 + coef.shape[1])
         budget = resolve_memory_budget(memory_budget)
+        buffer = None  # one block's memory for every block (the first is the largest)
         for start, stop in iter_row_blocks(X.shape[0], per_row, budget,
                                            what="a block of K(X, centres)"):
-            block = np.empty((stop - start, prepared.n_columns), dtype=dtype)
+            if buffer is None:
+                buffer = np.empty((stop - start, prepared.n_columns), dtype=dtype)
+            block = buffer[: stop - start]
             out[start:stop] = prepared.evaluate_rows(X, start, stop, block) @ coef
         return out
 
@@ -358,3 +373,54 @@ class PreparedKernel:
         if isinstance(Yw, np.ndarray):
             Yw = np.ascontiguousarray(Yw)
         return PreparedKernel(self.kernel, None, self.dtype, _state=(self.setup, Yw, kept))
+
+
+def _csr_sqnorms(A):
+    """Squared row norms of a CSR matrix (float64), without a squared copy of it."""
+    squares = np.square(A.data, dtype=np.float64)
+    out = np.zeros(A.shape[0])
+    rows = np.flatnonzero(np.diff(A.indptr))
+    if rows.size:
+        out[rows] = np.add.reduceat(squares, A.indptr[rows])
+    return out
+
+
+class SparsePreparedKernel:
+    """A kernel with a sparse second argument kept sparse, evaluated on row blocks.
+
+    Made by :meth:`Kernel.prepare` when densifying ``Y`` would overrun the
+    memory budget (a wide CSR matrix: 200 x 20,000 is 32 MB dense, 0.5 MB at 1%
+    density). Each block is ``x . y`` by a sparse product (float64) and the
+    kernel's own finish (:meth:`Kernel._from_products`); no shift is applied, so
+    the products are float64 whatever the output dtype.
+    """
+
+    def __init__(self, kernel, Y, dtype):
+        self.kernel = kernel
+        self.dtype = np.dtype(dtype)
+        self.Y = Y.tocsr().astype(np.float64, copy=False)
+        self.sqnorm = _csr_sqnorms(self.Y)
+
+    @property
+    def n_columns(self):
+        return self.Y.shape[0]
+
+    def bytes_per_row(self, X):
+        """Temporary bytes one row of ``X`` costs: its products (sparse, then dense) and
+        their finish, in float64."""
+        return 28 * self.n_columns + 8 + 2 * sparse_row_bytes(X) + (
+            0 if sp.issparse(X) else 8 * X.shape[1])
+
+    def evaluate_rows(self, X, start, stop, out):
+        """Write ``k(X[start:stop], Y)`` into ``out``."""
+        Xb = X[start:stop]
+        if sp.issparse(Xb):
+            Xb = Xb.tocsr().astype(np.float64, copy=False)
+            products = (Xb @ self.Y.T).toarray()
+            x_sqnorm = _csr_sqnorms(Xb)
+        else:
+            Xb = np.asarray(Xb, dtype=np.float64)
+            products = np.asarray(self.Y @ Xb.T).T
+            x_sqnorm = np.einsum("ij,ij->i", Xb, Xb)
+        self.kernel._from_products(products, x_sqnorm, self.sqnorm, out)
+        return out

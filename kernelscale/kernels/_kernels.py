@@ -16,6 +16,7 @@ from ._compiled import (
     scaled_exponent,
     shift_scale,
     squared_distances,
+    tiny_floor,
 )
 from ._exp import exp_block32, rbf_exp32
 from ._products import gram_product
@@ -98,6 +99,14 @@ class RBF(ShiftInvariantKernel):
     def _distances(self, Xw, Yw, setup, columns, out):
         gram_product(Xw, Yw, out)
         squared_distances(out, np.einsum("ij,ij->i", Xw, Xw), columns["sqnorm"])
+
+    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        d2 = x_sqnorm[:, None] + y_sqnorm[None, :] - 2.0 * products
+        np.maximum(d2, 0.0, out=d2)
+        d2 *= -self.gamma
+        np.exp(d2, out=d2)
+        d2[d2 < tiny_floor(out.dtype)] = 0.0  # as every kernel block (see tiny_floor)
+        out[...] = d2
 
     @staticmethod
     def _finish(out, x_sqnorm, y_sqnorm):
@@ -200,6 +209,11 @@ class Polynomial(Kernel):
             out += self.coef0
         np.power(out, self.degree, out=out)
 
+    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        products *= self.gamma
+        self._finish(products)
+        out[...] = products
+
     def diagonal(self, X):
         return (self.gamma * _row_sqnorms(X) + self.coef0) ** self.degree
 
@@ -226,6 +240,9 @@ class Linear(Kernel):
 
     def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
         out[...] = np.asarray(Xb @ Yw.T)
+
+    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        out[...] = products
 
     def diagonal(self, X):
         return _row_sqnorms(X)

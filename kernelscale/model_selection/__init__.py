@@ -3,6 +3,7 @@
 from ._choice import EXACT_MAX_ROWS, choose_families
 from ._exact import (
     exact_grid_bytes,
+    exact_grid_memory,
     exact_kernel_matrix,
     exact_matrix_bytes,
     exact_svm_bytes,
@@ -24,7 +25,7 @@ from ._space import (
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "choose_families",
            "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
-           "exact_matrix_bytes", "exact_grid_bytes", "exact_svm_rows_grid",
+           "exact_matrix_bytes", "exact_grid_bytes", "exact_grid_memory", "exact_svm_rows_grid",
            "falkon_grid", "nystrom_svm_grid", "rff_svm_grid", "fold_statistics", "ridge_path",
            "cv_results", "leaderboard",
            "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_CS",

@@ -25,7 +25,7 @@ __all__ = ["choose_families", "EXACT_MAX_ROWS"]
 EXACT_MAX_ROWS = 20_000
 
 
-def choose_families(task, n_samples, n_features, n_classes, memory_budget):
+def choose_families(task, n_samples, n_features, n_classes, memory_budget, exact_plan=None):
     """The families to search and why, as ``(families, reasoning)``.
 
     Parameters
@@ -34,6 +34,11 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget):
     n_samples, n_features : int
     n_classes : int or None
     memory_budget : int
+    exact_plan : kernelscale.MemoryPlan, default=None
+        The exact grid's plan for these data and folds
+        (:func:`kernelscale.model_selection.exact_grid_memory`): the same answer
+        the grid will give to "does the matrix fit". None: the distances and
+        one kernel (``8 n^2`` bytes) without the threads' copies.
 
     Returns
     -------
@@ -45,14 +50,17 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget):
     if task == "regressor":
         return ["falkon"], (f"{shape}: regression is searched with Nystrom kernel ridge "
                             "(FALKON's model); the exact SVR is not part of the search.")
-    need = exact_svm_bytes(n_samples)
+    if exact_plan is None:
+        need, fits = exact_svm_bytes(n_samples), exact_svm_bytes(n_samples) <= memory_budget
+    else:
+        need, fits = exact_plan.least, exact_plan.choice != "rows"
     shape += f", {n_classes} classes"
-    if n_samples <= EXACT_MAX_ROWS and need <= memory_budget:
+    if n_samples <= EXACT_MAX_ROWS and fits:
         return ["exact-svm"], (
             f"{shape}: the exact SVM, its kernel matrix ({format_bytes(need)}) computed once "
             f"and shared by the grid, fits the memory budget ({format_bytes(memory_budget)}) "
             f"and n <= {EXACT_MAX_ROWS}, where it is the fastest route to the best accuracy.")
-    if need > memory_budget:
+    if not fits:
         why = (f"the exact SVM's shared matrices ({format_bytes(need)}) exceed the memory "
                f"budget ({format_bytes(memory_budget)}; a budget >= {format_bytes(need)} and "
                f"n <= {EXACT_MAX_ROWS} would choose it)")

@@ -22,7 +22,7 @@ from ..models import (
     combine_scores,
     plus_minus_targets,
 )
-from ._exact import exact_grid_bytes, exact_svm_grid
+from ._exact import exact_grid_memory, exact_svm_grid
 from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
 from ._features import (
     NYSTROM_RCOND,
@@ -85,10 +85,11 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     if family == "exact-svm":
         n = X.shape[0]
         # the matrix grid holds one kernel and a solving thread's copy of its fold blocks
-        least, with_distances = exact_grid_bytes(
-            data["y_index"], data["classes"], data["sample_weight"], folds,
-            s["class_weight"], s["multiclass"])
-        shared = least <= s["memory_budget"]
+        plan = exact_grid_memory(data["y_index"], data["classes"], data["sample_weight"],
+                                 folds, s["class_weight"], s["multiclass"], s["n_jobs"],
+                                 s["memory_budget"])
+        least, with_distances = plan.least, plan.shared
+        shared = plan.choice != "rows"
         if not shared:
             if CACHE_SHARE * s["memory_budget"] < 8 * n:
                 raise MemoryBudgetError(
@@ -169,7 +170,9 @@ def _feature_svm(family, data, folds, space, settings, factors, deadline, on_uni
     m = min(space["n_components"], n) if capped else space["n_components"]
     need = memory(n, m)
     if need > s["memory_budget"]:
-        fits = max(1, s["memory_budget"] // memory(n, 1))
+        fits = 1  # the most components whose arrays fit (the need grows with m)
+        while fits < m and memory(n, fits + 1) <= s["memory_budget"]:
+            fits += 1
         raise ValueError(f"The {family} family's shared arrays for {n} rows x {m} {what} "
                          f"need {format_bytes(need)}, over memory_budget "
                          f"({format_bytes(s['memory_budget'])}): give memory_budget >= "
@@ -190,7 +193,9 @@ def _feature_svm(family, data, folds, space, settings, factors, deadline, on_uni
         data["X"], data["y_index"], classes, data["sample_weight"], folds,
         gamma_ref=space["gamma_ref"], factors=factors, Cs=space["Cs"],
         n_components=m, class_weight=s["class_weight"], random_state=s["random_state"],
-        score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
+        score=lambda f, values: scorers[f](values),
+        # the solver's row blocks get what the shared arrays leave
+        memory_budget=max(s["memory_budget"] - need, 2**20),
         n_jobs=s["n_jobs"], deadline=deadline, on_unit=unit)
     return [record(r) for r in records], complete
 

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._planner import exact_grid_plan, smo_plan
 from ..kernels import RBF
 from ..models import (
     OvoLayout,
@@ -35,13 +36,14 @@ from ..models import (
     fold_svm_problems,
     solve_problem_path,
     svm_decision_values,
+    svm_problems,
     threads_in_budget,
     warn_unconverged,
     workspace_bytes,
 )
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_grid_bytes",
-           "exact_kernel_matrix"]
+           "exact_grid_memory", "exact_refit_plan", "exact_kernel_matrix"]
 
 # numba's parallel regions (the exp, large gathers) are entered by one thread at a
 # time: its default threading layer without TBB or OpenMP is not reentrant
@@ -58,6 +60,22 @@ def exact_matrix_bytes(n_rows):
     return 4 * n_rows * n_rows
 
 
+def exact_grid_memory(y_index, classes, sample_weight, folds, class_weight, multiclass,
+                      n_jobs, memory_budget):
+    """The planner's answer for this grid (:func:`kernelscale._planner.exact_grid_plan`).
+
+    Each solving thread keeps a copy of its fold's block (a binary problem's is
+    0.64 n^2 entries, :func:`kernelscale.models.workspace_bytes`); the
+    distances shared across gammas are kept only where every thread's copy fits
+    beside them; fewer threads run where even without them the copies do not
+    fit; below one kernel and one copy the grid reads rows through caches.
+    """
+    fold_problems = fold_svm_problems(y_index, classes, sample_weight,
+                                      [train for train, _ in folds], class_weight, multiclass)
+    return exact_grid_plan(len(y_index), workspace_bytes(fold_problems, len(y_index)),
+                           max(1, int(n_jobs)), memory_budget)
+
+
 def exact_grid_bytes(y_index, classes, sample_weight, folds, class_weight, multiclass):
     """``(least, shared)``: the bytes :func:`exact_svm_grid` needs with one solving thread.
 
@@ -65,27 +83,9 @@ def exact_grid_bytes(y_index, classes, sample_weight, folds, class_weight, multi
     blocks (below it the grid must read kernel rows through a cache instead);
     ``shared`` also holds the distances every gamma reuses.
     """
-    fold_problems = fold_svm_problems(y_index, classes, sample_weight,
-                                      [train for train, _ in folds], class_weight, multiclass)
-    n = len(y_index)
-    each = workspace_bytes(fold_problems, n)
-    return exact_matrix_bytes(n) + each, exact_svm_bytes(n) + each
-
-
-def _threads_in_budget(each, n, n_jobs, memory_budget):
-    """``(threads, keep_distances)``: what the budget holds beside one kernel matrix.
-
-    ``each``: one thread's scratch bytes (:func:`kernelscale.models.workspace_bytes`);
-    each solving thread keeps a copy of its fold's block (a binary problem's is
-    0.64 n^2 entries). The distances shared across gammas are kept only where
-    every thread's copy fits beside them; fewer threads run where even without
-    them the copies do not fit (with a warning giving the budget that would run
-    them all).
-    """
-    if exact_svm_bytes(n) + n_jobs * each <= memory_budget:
-        return n_jobs, True
-    return threads_in_budget(n_jobs, exact_matrix_bytes(n), each, memory_budget,
-                             f"the {n}-row kernel matrix"), False
+    plan = exact_grid_memory(y_index, classes, sample_weight, folds, class_weight,
+                             multiclass, 1, 0)
+    return plan.least, plan.shared
 
 
 def _class_order(X, y_index, sample_weight, folds):
@@ -169,9 +169,19 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                                       [train for train, _ in folds], class_weight, multiclass)
     problems = fold_problems[-1]
     scratch = workspace_bytes(fold_problems, n)
-    n_jobs, keep = _threads_in_budget(scratch, n, max(1, int(n_jobs)), memory_budget)
+    wanted = max(1, int(n_jobs))
+    plan = exact_grid_plan(n, scratch, wanted, memory_budget)
+    if plan.choice == "rows":
+        plan.require(" (or the row-cache grid, exact_svm_rows_grid)")
+    if plan.threads < wanted:  # the warning that names the budget running them all
+        threads_in_budget(wanted, plan.kernel_bytes, scratch, memory_budget,
+                          f"the {n}-row kernel matrix")
+    n_jobs, keep = plan.threads, plan.choice == "distances"
+    one = plan.kernel_bytes
+    # the blocks of a kernel's GEMM go where the next gamma's kernel would
+    fill = max(memory_budget - plan.total, one // max(n, 1) * 64)
     # without room for the distances each gamma's kernel is its own GEMM
-    D = kernel.distances(X, dtype=np.float32, memory_budget=memory_budget) if keep else None
+    D = kernel.distances(X, dtype=np.float32, memory_budget=fill) if keep else None
     n_configs = len(factors) * len(Cs)
     shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
@@ -181,11 +191,9 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     per_gamma = len(problems) * (len(folds) if few else 1)
     gammas = [_Gamma(k, f, len(folds), len(Cs), len(problems), per_gamma)
               for k, f in enumerate(factors)]
-    # kernels held at once: as many as the budget allows beside the distances and
-    # the threads' fold blocks
-    one = exact_matrix_bytes(n)
-    free = memory_budget - (0 if D is None else one) - n_jobs * scratch
-    slots = threading.BoundedSemaphore(max(1, min(n_jobs, free // max(one, 1))))
+    # kernels held at once: as many as the plan holds beside the distances and the
+    # threads' fold blocks
+    slots = threading.BoundedSemaphore(plan.slots)
     lock = threading.Lock()
     records, opened = [], []
     # the matrices of finished gammas, written over by later ones: a fresh n x n
@@ -230,7 +238,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                         t0 = time.perf_counter()
                         if D is None:
                             g.K = RBF(gamma_ref * g.factor).gram(
-                                X, dtype=np.float32, memory_budget=memory_budget - one, out=out)
+                                X, dtype=np.float32, memory_budget=fill, out=out)
                         else:
                             g.K = kernel.from_distances(D, g.factor, out=out)
                         g.exp_s = time.perf_counter() - t0
@@ -329,6 +337,18 @@ def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score
             record["fit_times"].append(shared + exp_s + g.solve_s * share[f, c])
             record["n_iter"] += int(iterations[f, c])
     return per_C
+
+
+def exact_refit_plan(X, y_index, classes, sample_weight, settings, gamma):
+    """The refitted ``KernelSVC``'s matrix plan (the planner's, as the estimator asks it)."""
+    n, d = X.shape
+    problems = svm_problems(y_index, classes, sample_weight, settings["class_weight"],
+                            settings["multiclass"])
+    fill = RBF(gamma).prepare(X[:1], np.float32).bytes_per_row(X)
+    return smo_plan(f"KernelSVC on {n} rows", n_points=n, n_variables=n, n_features=d,
+                    budget=settings["memory_budget"], cache_bytes=256 * 2**20,
+                    working_set_size=1024, matrix=True,
+                    workspace=workspace_bytes([problems], n), fill_row_bytes=fill)
 
 
 def exact_kernel_matrix(X, gamma_ref, factor, memory_budget):

@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from .._planner import smo_plan
 from ..kernels import RBF
 from ..models import fold_svm_problems, svm_decision_values
 from ..solvers import KernelRows, RowCache, scaled_start, smo
@@ -42,8 +43,16 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
                                       [train for train, _ in folds], class_weight, multiclass)
     problems = fold_problems[-1]
-    n = X.shape[0]
-    aux_budget = int((1 - CACHE_SHARE) * memory_budget) // 2
+    n, d = X.shape
+    # the search's own arrays (fold indices and each fold's problem weights) come first
+    held = 8 * n * (2 * len(folds) + 4) + sum(8 * w.size for per_fold in fold_problems
+                                              for _, _, w in per_fold)
+    plan = smo_plan(f"the exact SVM's grid through row caches ({n} rows)", n_points=n,
+                    n_variables=n, n_features=d, budget=memory_budget - held,
+                    cache_bytes=int(CACHE_SHARE * memory_budget), working_set_size=1024)
+    plan.require(" (the row cache must hold two kernel rows beside the working set and the "
+                 "kernel's temporaries)")
+    aux_budget = plan.temporary_bytes
     records = []
     for factor in factors:
         if records and deadline is not None and time.perf_counter() > deadline:
@@ -52,8 +61,9 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
         results = [[[None] * len(problems) for _ in Cs] for _ in folds]
         t0 = time.perf_counter()
         for p, (members, y_pm, _) in enumerate(problems):
+            rows = cache = None  # the last problem's cache goes before the next comes
             rows = KernelRows(X if members is None else X[members], kernel, aux_budget)
-            cache = RowCache(rows, int(CACHE_SHARE * memory_budget))
+            cache = RowCache(rows, plan.cache_bytes, plan.batch_bytes)
             for f in range(len(folds)):
                 weights = fold_problems[f][p][2]
                 alpha, res = None, None
@@ -62,22 +72,23 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
                         alpha = scaled_start(res["alpha"], res["objective"], C / Cs[c - 1])
                     bounds = np.where(weights > 0, C * weights, 0.0)  # 0 stays 0 for C = inf
                     res = smo(rows, cache, y_pm, bounds, tol=tol, alpha0=alpha,
-                              share_cache=True)
+                              working_set_size=plan.working_set_size, share_cache=True)
                     results[f][c][p] = res
+        rows = cache = None  # scoring's kernel blocks take the cache's place
         solve_s = time.perf_counter() - t0
         iterations = np.array([[sum(r["n_iter"] for r in results[f][c])
                                 for c in range(len(Cs))] for f in range(len(folds))], float)
         share = iterations / max(iterations.sum(), 1.0)
         per_C = [{"gamma": gamma_ref * factor, "C": float(C), "scores": [], "fit_times": [],
                   "score_times": [], "n_iter": 0} for C in Cs]
-        # validation kernel blocks (float32) and their temporaries in the rest
-        block = max(1, aux_budget // (4 * max(n, 1)))
+        # validation kernel blocks (float32) and their temporaries in the cache's place
+        block = max(1, plan.cache_bytes // (8 * max(n, 1)))
         for f, (_, val) in enumerate(folds):
             t0 = time.perf_counter()
             parts = []
             for lo in range(0, len(val), block):
                 K_val = kernel.gram(X[val[lo:lo + block]], X, dtype=np.float32,
-                                    memory_budget=aux_budget)
+                                    memory_budget=plan.cache_bytes // 2)
                 parts.append(svm_decision_values(K_val, np.arange(K_val.shape[0]), problems,
                                                  results[f], len(classes), multiclass))
             path_scores = [np.concatenate([part[c] for part in parts]) for c in range(len(Cs))]

@@ -52,14 +52,21 @@ def nystrom_svm_solver(n_components):
     return "newton" if n_components <= 4096 else "lbfgs"
 
 
+def _solver_bytes(n_rows, n_components):
+    # Newton's Hessian and its factor, and the solver's per-row vectors
+    return 16 * (n_components + 1) ** 2 + 64 * n_rows
+
+
 def nystrom_svm_bytes(n_rows, n_components):
-    """Memory the shared arrays need: distances, kernel (float64) and features (float32)."""
-    return 20 * n_rows * n_components
+    """Memory the grid holds: the distances (float64), the features and a fold's copy of
+    them (float32), the landmarks' m x m matrices, a block of kernel rows, the solver."""
+    return (16 * n_rows * n_components + 8 * 6 * n_components ** 2
+            + 2 * 8 * 256 * n_components + _solver_bytes(n_rows, n_components))
 
 
 def rff_svm_bytes(n_rows, n_components):
-    """Memory the shared arrays need: projections, features and a temporary (float32)."""
-    return 12 * n_rows * n_components
+    """Memory the grid holds: projections, features and a fold's copy (float32), the solver."""
+    return 12 * n_rows * n_components + _solver_bytes(n_rows, n_components)
 
 
 def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,
@@ -103,15 +110,20 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
                                     memory_budget=memory_budget)
     # float64 as the map's own blocks when K_mm is ill-conditioned: the whitening
     # multiplies the kernel's rounding by up to 1/sqrt(rcond); only Z is float32
-    D_nm = kernel.distances(X, landmarks, dtype=np.float64, memory_budget=memory_budget)
-    D_mm = kernel.distances(landmarks, dtype=np.float64, memory_budget=memory_budget)
-    K_nm = np.empty_like(D_nm)
+    rows = 256  # the kernel is made and whitened this many rows at a time
+    block = 2 * 8 * rows * landmarks.shape[0]
+    D_nm = kernel.distances(X, landmarks, dtype=np.float64, memory_budget=block)
+    D_mm = kernel.distances(landmarks, dtype=np.float64, memory_budget=block)
+    Z = np.empty(D_nm.shape, dtype=np.float32)
 
     def features(factor):
-        kernel.from_distances(D_nm, factor, out=K_nm)
         # the cutoff of Nystroem(decomposition="eigh"): against the unit diagonal
         basis = whitening(kernel.from_distances(D_mm, factor), NYSTROM_RCOND, scale=1.0)
-        return (K_nm @ basis).astype(np.float32)
+        width = basis.shape[1]
+        for lo in range(0, D_nm.shape[0], rows):
+            K = kernel.from_distances(D_nm[lo:lo + rows], factor)
+            Z[lo:lo + rows, :width] = K @ basis
+        return Z[:, :width]
     return _feature_svm_grid(
         features, time.perf_counter() - start, y_index, classes, sample_weight, folds,
         gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,

@@ -26,7 +26,7 @@ import time
 import numpy as np
 from scipy import linalg
 
-from .._planner import block_rows, falkon_grid_plan
+from .._planner import MemoryPlan, block_rows, falkon_grid_plan
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
 
@@ -79,15 +79,20 @@ class _Statistics:
         self.b = np.zeros((k, m, t))
 
     def add(self, K, rows, Y):
-        """Add rows ``rows`` (their kernel block ``K`` and targets ``Y[rows]``)."""
+        """Add rows ``rows`` (their kernel block ``K`` and targets ``Y[rows]``).
+
+        Merged folds are summed over runs of rows of one fold: the grid orders
+        the rows fold by fold, so a block is one run (or two), a view of ``K``.
+        """
         if self.merged:
             fold_of, w = self.fold_of[rows], self.weights[rows]
-            for f in np.unique(fold_of):
-                at = fold_of == f
-                Kf = K[at]
-                KW = Kf * w[at, None]
+            cuts = np.flatnonzero(np.diff(fold_of)) + 1
+            for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, rows.size]):
+                f = fold_of[lo]
+                Kf = K[lo:hi]
+                KW = Kf * w[lo:hi, None]
                 self.A[f] += KW.T @ Kf
-                self.b[f] += KW.T @ Y[rows[at]]
+                self.b[f] += KW.T @ Y[rows[lo:hi]]
             return
         for f, w in enumerate(self.weights):
             wr = w[rows]
@@ -190,8 +195,10 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     plan = falkon_grid_plan(n=n, m=m, n_folds=len(folds), n_targets=t, n_alphas=len(alphas),
                             budget=memory_budget, block_row_bytes=row_bytes)
     if plan.block_bytes < 64 * row_bytes:
-        plan.require(f" (or fewer centres than n_components={m}: the statistics are "
-                     f"{len(folds) + 4} m x m float64 matrices)")
+        least = MemoryPlan(plan.what, memory_budget,
+                           {**plan.parts, "kernel blocks": 64 * row_bytes})
+        least.require(f" (or fewer centres than n_components={m}: the statistics are "
+                      f"{len(folds) + 4} m x m float64 matrices)")
     rng = np.random.RandomState(random_state)
     centers, _ = select_landmarks(X, m, "uniform", rng, kernel=kernel,
                                   memory_budget=plan.block_bytes)

@@ -26,7 +26,7 @@ from ..models import NystromKernelRidge, auto_n_components
 from ._choice import choose_families
 from ._docs import DOC_ATTRS, DOC_PARAMS
 from ._engines import classifier_model, run_family
-from ._exact import exact_kernel_matrix, exact_matrix_bytes
+from ._exact import exact_grid_memory, exact_kernel_matrix, exact_refit_plan
 from ._halving import screen_gammas
 from ._results import cv_results, edge_note, leaderboard
 from ._space import (
@@ -106,8 +106,14 @@ class _KernelSearch(BaseEstimator):
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
         if families == "auto":
+            exact_plan = None
+            if classifier:  # the grid's own plan: one answer to "does the matrix fit"
+                exact_plan = exact_grid_memory(
+                    data["y_index"], self.classes_, sw, folds, self.class_weight,
+                    self.multiclass, effective_n_jobs(self.n_jobs), budget)
             families, self.family_choice_ = choose_families(
-                self._task, n, d, len(self.classes_) if classifier else None, budget)
+                self._task, n, d, len(self.classes_) if classifier else None, budget,
+                exact_plan)
         else:
             self.family_choice_ = f"families given: {', '.join(families)}"
         space.update(self._penalties(n))
@@ -126,6 +132,7 @@ class _KernelSearch(BaseEstimator):
                                                    given=self.alphas is not None)
         self.halving_ = [] if self.halving else None
         self._search(families, data, folds, space, settings, budget_s)
+        del folds  # the refit's memory plan has the whole budget
         self._refit(data, space, settings)
         return self
 
@@ -199,13 +206,14 @@ class _KernelSearch(BaseEstimator):
         start = time.perf_counter()
         p, X = self.best_params_, data["X"]
         model, extra = self._best_model(p, settings)
-        # KernelSVC's own rule: one matrix for several binary problems; a single
-        # binary problem reads fewer rows through its cache than the matrix has
-        if p["family"] == "exact-svm" and len(data["classes"]) > 2 and \
-                exact_matrix_bytes(X.shape[0]) <= settings["memory_budget"]:
-            extra = {"kernel_matrix": exact_kernel_matrix(
-                X, space["gamma_ref"], p["gamma"] / space["gamma_ref"],
-                settings["memory_budget"])}
+        # KernelSVC's own rule: one matrix for several binary problems (its plan holds
+        # it); the grid's distances make it bit for bit the kernel the search scored
+        if p["family"] == "exact-svm" and len(data["classes"]) > 2:
+            plan = exact_refit_plan(X, data["y_index"], data["classes"],
+                                    data["sample_weight"], settings, p["gamma"])
+            if plan.fits:
+                extra = {"kernel_matrix": exact_kernel_matrix(
+                    X, space["gamma_ref"], p["gamma"] / space["gamma_ref"], plan.fill_bytes)}
         model.fit(X, data["y"], data["sample_weight"], **extra)
         self.best_estimator_ = model
         self.refit_time_ = time.perf_counter() - start

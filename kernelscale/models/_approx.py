@@ -6,7 +6,8 @@ import numpy as np
 from sklearn.base import clone
 
 from .._constraints import Interval, Options
-from .._validation import iter_row_blocks
+from .._planner import features_plan
+from .._validation import iter_row_blocks, resolve_memory_budget
 from ..feature_maps import FEATURE_MAPS, make_feature_map
 from ..kernels import KERNEL_CONSTRAINTS
 from ._multiclass import linear_scores
@@ -75,9 +76,43 @@ class ApproxKernelMixin:
         return make_feature_map(self.feature_map, kernel=self.kernel, **params)
 
     def _fit_features(self, X):
-        """Fit ``feature_map_`` on ``X`` and return the features of ``X``."""
-        self.feature_map_ = self._build_feature_map()
-        return self.feature_map_.fit_transform(X)
+        """Fit ``feature_map_`` on ``X`` and return the features of ``X``.
+
+        The features of every row are kept for the solver: the memory plan
+        (:func:`kernelscale._planner.features_plan`) holds them, the solver's
+        per-row vectors and the map's blocks within ``memory_budget``, and a
+        budget too small for them is one error naming the budget that would
+        do (or the streamed fit, whose memory does not grow with the rows).
+        """
+        self.feature_map_ = self._build_feature_map().fit(X)
+        n = X.shape[0]
+        width = getattr(self.feature_map_, "_n_features_out", None)
+        if width is None:  # a user's transformer: one row tells its width
+            width = self.feature_map_.transform(X[:1]).shape[1]
+        itemsize = np.dtype(getattr(self.feature_map_, "dtype", None) or X.dtype).itemsize
+        budget = resolve_memory_budget(getattr(self, "memory_budget", None))
+        plan = features_plan(f"{type(self).__name__}'s features of {n} rows", n=n,
+                             n_components=int(width), itemsize=itemsize, budget=budget,
+                             extra=self._solver_bytes(n, int(width)),
+                             per_row_temporary=2 * itemsize * int(width) + 8 * X.shape[1])
+        plan.require(" (every row's features are kept: use fewer components, or fit the "
+                     "data as a stream, kernelscale.datasets.ArrayChunks(X, y), whose "
+                     "memory does not grow with the rows)")
+        self.memory_plan_ = plan
+        params = self.feature_map_.get_params(deep=False)
+        if "memory_budget" not in params:
+            return self.feature_map_.transform(X)
+        # the transform's blocks get what the plan leaves; predict keeps the user's budget
+        self.feature_map_.set_params(memory_budget=plan.block_bytes)
+        try:
+            return self.feature_map_.transform(X)
+        finally:
+            self.feature_map_.set_params(memory_budget=params["memory_budget"])
+
+    def _solver_bytes(self, n_rows, n_features):
+        """What the linear solver holds beside the features (estimators refine it)."""
+        # margins, weights, dual variables and their bookkeeping; a D x D Gram (Newton)
+        return 8 * 8 * n_rows + 8 * (n_features + 1) ** 2
 
     def _mapped_blocks(self, X, memory_budget):
         """Yield ``(start, stop, Z_block)``: the features of ``X`` in row blocks."""

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._constraints import VERBOSE, Interval, Options
+from .._planner import smo_plan
 from .._validation import iter_row_blocks
 from ..kernels import KERNEL_CONSTRAINTS, blas_on_numba_threads, make_kernel
 
@@ -41,7 +42,9 @@ EXACT_PARAMS_DOC = """kernel : {"rbf", "linear", "polynomial", "poly", "laplacia
         Stop when the maximal violation of the optimality conditions is below it
         (LIBSVM's ``eps``).
     cache_size : float, default=256
-        Kernel-row cache in MB (2**20 bytes); it must hold two rows.
+        Kernel-row cache in MB (2**20 bytes), at most: the memory plan gives the
+        cache what ``memory_budget`` leaves beside the prepared rows, the
+        working set's blocks and the kernel's temporaries, when that is less.
     max_iter : int, default=-1
         Cap on SMO pair updates; -1 means LIBSVM's ``max(10^7, 100 n)``.
         Reaching it gives a ConvergenceWarning.
@@ -50,8 +53,12 @@ EXACT_PARAMS_DOC = """kernel : {"rbf", "linear", "polynomial", "poly", "laplacia
     working_set_size : int, default=1024
         Variables per working set; capped by what the cache holds.
     memory_budget : int, default=None
-        Bytes for the temporaries of one block of kernel rows (prediction
-        included); None uses :func:`kernelscale.get_config`.
+        Bytes the fit may hold: the kernel matrix (when it fits, with the
+        solving threads' block copies) or the row cache with the prepared rows,
+        the working set's blocks and the kernel's temporaries; and at
+        prediction the kernel blocks. A budget too small for two kernel rows
+        is an error naming the budget that would do. None uses
+        :func:`kernelscale.get_config`.
     verbose : int, default=0
         k >= 1: print solver progress every k outer iterations."""
 
@@ -80,6 +87,29 @@ class ExactKernelMixin:
                 f"kernel='precomputed' needs the square training Gram matrix; got X of "
                 f"shape {X.shape}."
             )
+
+    def _memory_plan(self, X, n_variables, budget, *, matrix, threads=1, workspace=0):
+        """The planner's answer for this fit (:func:`kernelscale._planner.smo_plan`)."""
+        n, d = X.shape
+        if self._precomputed:
+            # the matrix is the input; only a float32 copy of a float64 one is ours
+            prepared, fill = 0, 0
+            held = 0 if X.dtype == np.float32 and X.flags.c_contiguous else 4 * n * n
+        else:
+            dense_copy = not sp.issparse(X) or 4 * n * d <= budget // 4
+            prepared = 4 * n * d if dense_copy else 0
+            fill = self.kernel_.prepare(X[:1], np.float32).bytes_per_row(X)
+            held = None
+        plan = smo_plan(f"{type(self).__name__} on {n} rows", n_points=n,
+                        n_variables=n_variables, n_features=d, budget=budget,
+                        cache_bytes=int(float(self.cache_size) * 2**20),
+                        working_set_size=int(self.working_set_size), matrix=matrix,
+                        matrix_threads=threads, workspace=workspace, fill_row_bytes=fill,
+                        prepared_bytes=prepared)
+        if held is not None and matrix:
+            plan.parts["kernel matrix"] = held
+        plan.densify = bool(prepared) or not sp.issparse(X)
+        return plan
 
     def _keep_support(self, X, coef_full):
         """Store the rows with a non-zero coefficient in any output of ``coef_full``."""

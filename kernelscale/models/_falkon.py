@@ -203,7 +203,9 @@ class _NystromKernelRidgeBase(BaseEstimator):
             warnings.warn(message, ConvergenceWarning, stacklevel=4)
         if info.get("kernel_kept") is False:
             warnings.warn(recompute_message(info["n_rows"], centers.shape[0], dtype, p["budget"],
-                                            info["n_iter"]), UserWarning, stacklevel=4)
+                                            info["n_iter"], info["plan"].kept_bytes),
+                          UserWarning, stacklevel=4)
+        self.memory_plan_ = info.get("plan")
         self.components_ = np.asarray(centers, dtype=dtype)
         self.component_indices_ = indices
         self.dual_coef_ = beta.T.copy()

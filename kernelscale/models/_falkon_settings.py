@@ -9,7 +9,8 @@ import numpy as np
 
 from .._config import format_bytes
 
-__all__ = ["AUTO_PENALTY", "FLOAT32_PENALTY_FLOOR", "auto_n_components", "convergence_message", "recompute_message",
+__all__ = ["AUTO_PENALTY", "FLOAT32_PENALTY_FLOOR", "auto_n_components", "convergence_message",
+           "recompute_message",
            "PARAMS_DOC", "ATTRS_DOC"]
 
 #: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
@@ -40,16 +41,19 @@ def auto_n_components(n_samples, memory_budget, itemsize, *, warn=False):
     """The number of centres ``n_components="auto"`` uses for ``n_samples`` rows.
 
     ``min(n, max(1000, min(7 sqrt(n) ln(n), 10000, m_fit)))`` where ``m_fit``
-    is the most centres whose ``K(X, C)`` fits in ``memory_budget`` (so it is
-    computed once, not at every CG iteration). With ``warn=True``, says when
+    is the most centres whose ``K(X, C)`` fits in ``memory_budget`` beside
+    the ``m x m`` preconditioner (so it is computed once, not at every CG
+    iteration). With ``warn=True``, says when
     the budget lowered the number, and the budget that would not have.
     """
     target = _AUTO_CENTER_FACTOR * math.sqrt(n_samples) * math.log(max(n_samples, 2))
     wanted = int(min(n_samples, max(_AUTO_CENTER_FLOOR, min(target, _AUTO_CENTER_CAP))))
-    fit = memory_budget // max(n_samples * itemsize, 1)
+    # K(X, C) and the m x m factors both held: itemsize (m^2 + n m) <= budget
+    n = n_samples
+    fit = int((-n + math.sqrt(n * n + 4.0 * memory_budget / itemsize)) / 2)
     m = int(min(n_samples, max(_AUTO_CENTER_FLOOR, min(target, _AUTO_CENTER_CAP, fit))))
     if warn and m < wanted:
-        need = n_samples * wanted * itemsize
+        need = (n_samples + wanted) * wanted * itemsize
         warnings.warn(
             f"n_components='auto' uses {m} centres for {n_samples} rows instead of {wanted}: "
             f"the memory budget ({format_bytes(memory_budget)}) holds K(X, C) for only {m} "
@@ -58,13 +62,16 @@ def auto_n_components(n_samples, memory_budget, itemsize, *, warn=False):
     return m
 
 
-def recompute_message(n_rows, m, dtype, memory_budget, n_iter):
-    """The warning for a fit whose ``K(X, C)`` did not fit the budget and was recomputed."""
-    need = n_rows * m * np.dtype(dtype).itemsize
-    return (f"K(X, C) ({n_rows} x {m} {np.dtype(dtype).name}, {format_bytes(need)}) does not "
-            f"fit the memory budget ({format_bytes(memory_budget)}), so it was recomputed at "
-            f"each of the {n_iter} CG iterations (several times slower); memory_budget >= "
-            f"{format_bytes(need)} keeps it, computed once.")
+def recompute_message(n_rows, m, dtype, memory_budget, n_iter, need):
+    """The warning for a fit whose ``K(X, C)`` did not fit the budget and was recomputed.
+
+    ``need``: the plan's bytes with ``K(X, C)`` kept (it, the m x m factors, CG's vectors).
+    """
+    size = n_rows * m * np.dtype(dtype).itemsize
+    return (f"K(X, C) ({n_rows} x {m} {np.dtype(dtype).name}, {format_bytes(size)}) does not "
+            f"fit the memory budget ({format_bytes(memory_budget)}) beside the m x m factors, "
+            f"so it was recomputed at each of the {n_iter} CG iterations (several times "
+            f"slower); memory_budget >= {format_bytes(need)} keeps it, computed once.")
 
 
 def convergence_message(info, max_iter, tol, dtype, alpha):

@@ -103,14 +103,14 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         """Fit the SVM.
 
         With more than one binary problem (more than two classes), when the
-        training kernel matrix fits ``memory_budget`` (two float32 ``n x n``
-        matrices: the kernel and the largest problem's block) it is computed
+        memory plan (``memory_plan_``) holds the float32 ``n x n`` kernel
+        beside one solving thread's copy of a problem's block, it is computed
         once by GEMM and every binary problem is solved on it by SMO on the
         whole matrix (one-vs-one pairs cut their rows out of it); otherwise,
         and for two classes (whose one problem reads fewer rows than the
         matrix has), kernel rows are computed as the solver needs them,
-        through the ``cache_size`` MB cache. A ``kernel_matrix`` given is
-        always used.
+        through a cache of at most ``cache_size`` MB (less where the budget
+        holds less). A ``kernel_matrix`` given is always used.
 
         Parameters
         ----------
@@ -160,16 +160,29 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         # beside the matrix, each solving thread copies its problem's block and compacts
         # it; the matrix route needs room for one thread's copies at least
         each = workspace_bytes([problems], n)
-        dense = self.solver == "smo" and (
-            self._precomputed or kernel_matrix is not None
-            or (len(problems) > 1 and 8 * n * n <= budget and 4 * n * n + each <= budget))
-        if dense:
+        # one plan decides (the memory planner): the matrix for several problems when it
+        # fits with one solving thread's block copy; a given matrix always
+        given = self._precomputed or kernel_matrix is not None
+        plan = None
+        if self.solver == "smo" and (given or len(problems) > 1):
+            plan = self._memory_plan(X, n, budget, matrix=True, workspace=each)
+            if given:
+                plan.require(" (the kernel matrix is given: a smaller one, or more budget)")
+            elif not plan.fits:
+                plan = None
+        if plan is not None:
             threads = threads_in_budget(min(effective_n_jobs(self.n_jobs), len(problems)),
-                                        4 * n * n, each, budget, f"the {n}-row kernel matrix")
+                                        plan.total - each, each, budget,
+                                        f"the {n}-row kernel matrix")
+            self.memory_plan_ = plan
             problems, results = self._solve_on_matrix(X, y_index, sw, C, tol, max_iter,
-                                                      budget, kernel_matrix, threads)
+                                                      plan.fill_bytes, kernel_matrix, threads)
             self.fit_time_ = time.perf_counter() - start
             return self._finish(X, y, y_index, sw, problems, results)
+        plan = self._memory_plan(X, n, budget, matrix=False).require(
+            " (the row cache must hold two kernel rows beside the working set and the "
+            "kernel's temporaries)")
+        self.memory_plan_ = plan
         results = []
         shared = None
         bar = progress(len(problems), "KernelSVC problems", verbose=self.verbose)
@@ -178,11 +191,14 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
                 if n_outer % 16 == 0:
                     bar.set_postfix_str(f"gap {gap:.1e} (tol {tol:g}), {n_active} active")
 
+            rows = cache = None
             for index, (members, y_pm, c_bounds) in enumerate(problems):
                 Xp = X if members is None else take_rows(X, members, self._precomputed)
                 if members is not None or shared is None:
-                    rows = KernelRows(Xp, self.kernel_, budget)
-                    cache = RowCache(rows, float(self.cache_size) * 2**20)
+                    rows = cache = None  # the last problem's cache goes before the next comes
+                    rows = KernelRows(Xp, self.kernel_, plan.temporary_bytes,
+                                      densify=plan.densify)
+                    cache = RowCache(rows, plan.cache_bytes, plan.batch_bytes)
                     if members is None:
                         shared = rows, cache
                 else:
@@ -191,7 +207,8 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
                     print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
                 bounds = np.where(c_bounds > 0, C * c_bounds, 0.0)  # 0 stays 0 for C = inf
                 results.append(self._solve(rows, cache, y_pm, bounds, tol, max_iter,
-                                           budget, monitor))
+                                           plan.temporary_bytes, monitor,
+                                           plan.working_set_size))
                 bar.update()
         self.fit_time_ = time.perf_counter() - start
         return self._finish(X, y, y_index, sw, problems, results)
@@ -219,12 +236,13 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
                 f"samples, {res['n_iter']} pair updates, gap {res['gap']:.2e}", flush=True)
         return problems, results[0][0]
 
-    def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget, monitor=None):
+    def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget, monitor,
+               working_set_size):
         if self.solver == "subgradient":
             return kernel_subgradient_svm(rows, y_pm, c_bounds, max_iter=max_iter,
                                           tol=self.tol, memory_budget=budget)
         return smo(rows, cache, y_pm, c_bounds, tol=tol, max_iter=max_iter,
-                   working_set_size=self.working_set_size, shrinking=self.shrinking,
+                   working_set_size=working_set_size, shrinking=self.shrinking,
                    verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor)
 
     def _store(self, X, problems, results, y_index):

@@ -113,6 +113,9 @@ default="rbf"
         (``probability=True``).
     fit_time_ : float
         Seconds spent in the solver.
+    memory_plan_ : kernelscale.MemoryPlan
+        What the fit held, in bytes, and the route it chose (``choice``:
+        "matrix" or the row cache's size).
     n_features_in_ : int
 
     See Also

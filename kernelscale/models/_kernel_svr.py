@@ -38,6 +38,9 @@ _ATTRIBUTES_DOC = """support_ : ndarray of shape (n_SV,)
         0 when the solver met ``tol``, 1 when ``max_iter`` stopped it.
     fit_time_ : float
         Seconds spent in the solver.
+    memory_plan_ : kernelscale.MemoryPlan
+        What the fit held, in bytes, and the route it chose (the kernel matrix
+        or a row cache).
     n_features_in_ : int"""
 
 
@@ -67,19 +70,34 @@ class _ExactOneOutput(ExactKernelMixin, BaseEstimator):
             self.kernel_.check_range(X, np.float32)  # kernel rows are float32
         budget = resolve_memory_budget(self.memory_budget)
         n = X.shape[0]
-        if self._precomputed or (self._whole_matrix and 4 * n * n <= budget):
+        variables = 2 * n if supervised else n
+        plan = None
+        if self._precomputed or self._whole_matrix:
             # computing every row once beats recomputing the rows an LRU cache loses
+            plan = self._memory_plan(X, variables, budget, matrix=True)
+            if self._precomputed:
+                plan.require(" (the kernel matrix is given: a smaller one, or more budget)")
+            elif not plan.fits:
+                plan = None
+        if plan is not None:
             source = training_kernel_matrix(
-                self.kernel_, X, "precomputed" if self._precomputed else None, budget)
+                self.kernel_, X, "precomputed" if self._precomputed else None, plan.fill_bytes)
+            options = self._options(plan, plan.fill_bytes, 2)
         else:
-            source = KernelRows(X, self.kernel_, budget)
-        return X, y, sw, source, self._options(budget)
+            plan = self._memory_plan(X, variables, budget, matrix=False).require(
+                " (the row cache must hold two kernel rows beside the working set and the "
+                "kernel's temporaries)")
+            source = KernelRows(X, self.kernel_, plan.temporary_bytes, densify=plan.densify)
+            options = self._options(plan, plan.temporary_bytes, plan.cache_bytes)
+        self.memory_plan_ = plan
+        return X, y, sw, source, options
 
-    def _options(self, budget):
+    def _options(self, plan, temporary_bytes, cache_bytes):
         return {"tol": float(self.tol), "max_iter": int(self.max_iter),
-                "working_set_size": int(self.working_set_size), "shrinking": self.shrinking,
-                "verbose": int(self.verbose), "cache_bytes": float(self.cache_size) * 2**20,
-                "memory_budget": budget}
+                "working_set_size": plan.working_set_size, "shrinking": self.shrinking,
+                "verbose": int(self.verbose), "cache_bytes": cache_bytes,
+                "batch_bytes": getattr(plan, "batch_bytes", None),
+                "memory_budget": temporary_bytes}
 
     def _store_result(self, X, coef, res, start):
         self.fit_time_ = time.perf_counter() - start

@@ -20,8 +20,8 @@ from ._ridge import RidgeStatistics, accumulate, solve_ridge
 from ._sgd import SGDState, asgd_pass
 from ._subgradient import kernel_subgradient_descent, kernel_subgradient_svm, subgradient_descent
 from .falkon import (
-    ChunkedKernelOperator,
     MAX_RELATIVE_JITTER,
+    ChunkedKernelOperator,
     FalkonPreconditioner,
     KernelOperator,
     falkon,

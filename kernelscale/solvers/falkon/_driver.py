@@ -27,12 +27,12 @@ import time
 
 import numpy as np
 
-from ..._validation import MemoryBudgetError
+from ..._planner import MemoryPlan, falkon_plan
 from .._cg import conjugate_gradient
 from ._operator import KernelOperator
 from ._preconditioner import FalkonPreconditioner
 
-__all__ = ["falkon", "falkon_solve"]
+__all__ = ["falkon", "falkon_solve", "falkon_memory_plan"]
 
 
 def falkon(
@@ -79,19 +79,14 @@ def falkon(
         the system stopped being positive definite to working precision, or 0),
         ``kernel_kept``.
     """
-    m = centers.shape[0]
     weight_total = float(len(Y) if weights is None else np.sum(weights))
     lam = alpha / weight_total
-    try:
-        operator = KernelOperator(X, centers, kernel, dtype, memory_budget, weights)
-    except MemoryBudgetError as exc:
-        raise MemoryBudgetError(
-            f"{exc} (one row of K(X, centres) has {m} entries; use fewer centres or a "
-            "larger memory_budget)."
-        ) from None
+    plan = falkon_memory_plan(X, centers, kernel, dtype, Y.shape[1], memory_budget)
+    operator = KernelOperator(X, centers, kernel, dtype, plan.block_bytes, weights,
+                              keep=plan.choice == "kept")
     K_mm = operator.center_rows(center_indices)
     if K_mm is None:
-        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=memory_budget)
+        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=plan.block_bytes)
     Yd = np.asarray(Y, dtype=dtype)
     rhs = operator.normal_apply(None, Yd) / weight_total
     beta, info = falkon_solve(operator, K_mm, rhs, lam=lam, weight_total=weight_total,
@@ -100,7 +95,31 @@ def falkon(
                               monitor=monitor)
     info["kernel_kept"] = operator.kept is not None
     info["n_rows"] = X.shape[0]
+    info["plan"] = plan
     return beta, info
+
+
+def falkon_memory_plan(X, centers, kernel, dtype, n_targets, memory_budget):
+    """FALKON's plan for these data (:func:`kernelscale._planner.falkon_plan`), checked.
+
+    Raises
+    ------
+    MemoryBudgetError
+        When the m x m factors and one row block of ``K(X, C)`` do not fit,
+        naming the budget that would.
+    """
+    m = centers.shape[0]
+    itemsize = np.dtype(dtype).itemsize
+    row = kernel.prepare(centers[:1], dtype).bytes_per_row(X) + itemsize * m
+    plan = falkon_plan(f"FALKON on {X.shape[0]} rows and {m} centres", n=X.shape[0], m=m,
+                       n_targets=n_targets, itemsize=itemsize, budget=memory_budget,
+                       block_row_bytes=row)
+    if plan.choice == "recomputed":
+        least = MemoryPlan(plan.what, memory_budget,
+                           {**{k: v for k, v in plan.parts.items() if k != "kernel block"},
+                            "kernel block": row})
+        least.require(f" (the m x m preconditioner alone is {m} x {m}: use fewer centres)")
+    return plan
 
 
 def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preconditioner,

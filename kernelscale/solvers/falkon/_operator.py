@@ -25,9 +25,12 @@ class KernelOperator:
     memory_budget : int
         Bytes for the kernel matrix if kept, else for one block and its temporaries.
     weights : ndarray of shape (n_samples,), default=None
+    keep : bool, default=None
+        Keep ``K(X, C)`` whole (what a memory plan decided; ``memory_budget`` is
+        then the fill's blocks); None: where it fits ``memory_budget``.
     """
 
-    def __init__(self, X, centers, kernel, dtype, memory_budget, weights=None):
+    def __init__(self, X, centers, kernel, dtype, memory_budget, weights=None, keep=None):
         self.X = X
         self.dtype = np.dtype(dtype)
         self.weights = None if weights is None else np.asarray(weights, dtype=self.dtype)
@@ -36,7 +39,7 @@ class KernelOperator:
         item = self.dtype.itemsize
         self.per_row = self.kernel.bytes_per_row(X) + item * m
         self.kept = None
-        if n * m * item <= memory_budget:
+        if keep if keep is not None else n * m * item <= memory_budget:
             self.kept = np.empty((n, m), dtype=self.dtype)
             for start, stop in iter_row_blocks(n, self.kernel.bytes_per_row(X),
                                                memory_budget, what="a kernel block"):

@@ -65,9 +65,12 @@ class MatrixRows:
         out = np.zeros(points.size)
         if points.size == 0 or cols.size == 0:
             return out
+        buffer = None  # one block's memory for every block (the first is the largest)
         for start, stop in iter_row_blocks(points.size, 4 * cols.size, self.memory_budget,
                                            what="a kernel row"):
-            block = np.empty((stop - start, cols.size), dtype=np.float32)
+            if buffer is None:
+                buffer = np.empty((stop - start, cols.size), dtype=np.float32)
+            block = buffer[: stop - start]
             take_block(self.K, points[start:stop], cols, block)
             rows_dot(block, merged, out[start:stop])  # float32 entries, float64 sums
         return out

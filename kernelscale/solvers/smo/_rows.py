@@ -35,13 +35,16 @@ class KernelRows:
     kernel : kernelscale.kernels.Kernel or "precomputed"
     memory_budget : int
         Bytes for the temporaries of one batch of rows.
+    densify : bool, default=None
+        Keep a sparse ``X`` as a dense float32 working copy (what a memory plan
+        decided); None: where that copy fits ``memory_budget``.
 
     Rows are kept once in the kernel's float32 working representation (scaled,
     shifted) when they fit the budget, so every batch of kernel rows is a gather
     and one GEMM; a sparse matrix too large to densify stays sparse.
     """
 
-    def __init__(self, X, kernel, memory_budget):
+    def __init__(self, X, kernel, memory_budget, *, densify=None):
         self.kernel = kernel
         self.precomputed = isinstance(kernel, str) and kernel == "precomputed"
         self.memory_budget = memory_budget
@@ -50,7 +53,8 @@ class KernelRows:
         self._full = None
         if self.precomputed:
             self.X = X
-        elif not sp.issparse(X) or X.shape[0] * X.shape[1] * 4 <= memory_budget:
+        elif not sp.issparse(X) or (densify if densify is not None
+                                    else X.shape[0] * X.shape[1] * 4 <= memory_budget):
             self._full = kernel.prepare(X, np.float32)
             self.X = self._full.Yw
         else:
@@ -136,9 +140,12 @@ class KernelRows:
                 rows_dot(block, coef, out[start:stop])
             return out
         kernel = self._prepared(columns)
+        buffer = None  # one block's memory for every block (the first is the largest)
         for start, stop in iter_row_blocks(rows.size, self._row_bytes(columns.size),
                                            self.memory_budget, what="a kernel row"):
-            block = np.empty((stop - start, columns.size), dtype=np.float32)
+            if buffer is None:
+                buffer = np.empty((stop - start, columns.size), dtype=np.float32)
+            block = buffer[: stop - start]
             self._evaluate(kernel, rows[start:stop], block)
             rows_dot(block, coef, out[start:stop])  # float32 rows, float64 sums
         return out
@@ -152,9 +159,12 @@ class RowCache:
     rows : KernelRows
     cache_bytes : int
         Size of the pool. It must hold at least two rows.
+    batch_bytes : int, default=16 MiB
+        New rows not landing in consecutive slots are computed this many bytes
+        at a time into one buffer, then scattered.
     """
 
-    def __init__(self, rows, cache_bytes):
+    def __init__(self, rows, cache_bytes, batch_bytes=_CHUNK_BYTES):
         n = rows.n
         n_slots = int(cache_bytes // (4 * max(n, 1)))
         if n_slots < 2:
@@ -174,6 +184,7 @@ class RowCache:
         self.hits = 0
         self.misses = 0
         self._scratch = np.empty(0, dtype=np.float32)
+        self.batch_bytes = int(batch_bytes)
 
     @property
     def holds_all(self):
@@ -221,7 +232,7 @@ class RowCache:
         # the batch goes through one buffer kept across fetches: a fresh one per
         # fetch cost its page faults every time (tens of MB at n = 50,000), and
         # numpy's fancy-indexed copy into the slots ran on one thread
-        step = min(slots.size, max(8, int(_CHUNK_BYTES // (4 * width))))
+        step = min(slots.size, max(1, int(self.batch_bytes // (4 * width))))
         if self._scratch.size < step * width:
             self._scratch = np.empty(step * width, dtype=np.float32)
         for start in range(0, slots.size, step):

@@ -73,17 +73,19 @@ class PairedRows:
         return self.inner.cross(points, cols, merged)[where]
 
 
-def _rows_and_cache(rows, n_variables, cache_bytes, memory_budget):
+def _rows_and_cache(rows, n_variables, cache_bytes, memory_budget, batch_bytes=None):
     if isinstance(rows, np.ndarray):
         matrix = MatrixRows(rows, n_variables, memory_budget)
         return matrix, MatrixCache(matrix)
     if n_variables != rows.n:
         rows = PairedRows(rows)
-    return rows, RowCache(rows, cache_bytes)
+    if batch_bytes is None:
+        return rows, RowCache(rows, cache_bytes)
+    return rows, RowCache(rows, cache_bytes, batch_bytes)
 
 
 def smo_regression(rows, z, C, epsilon, *, cache_bytes=256 * 2**20,
-                   memory_budget=256 * 2**20, **options):
+                   memory_budget=256 * 2**20, batch_bytes=None, **options):
     """Solve LIBSVM's epsilon-SVR dual.
 
     Parameters
@@ -101,6 +103,8 @@ def smo_regression(rows, z, C, epsilon, *, cache_bytes=256 * 2**20,
         Size of the row cache (rows of the doubled problem, ``2 n`` wide).
     memory_budget : int, default=256 MB
         Bytes for the temporaries of a gradient rebuild from a kernel matrix.
+    batch_bytes : int, default=None
+        The row cache's batch (:class:`RowCache`'s; None: its default).
     **options
         Passed to :func:`smo` (``tol``, ``max_iter``, ``working_set_size``,
         ``shrinking``, ``verbose``, ``monitor``).
@@ -125,7 +129,7 @@ def smo_regression(rows, z, C, epsilon, *, cache_bytes=256 * 2**20,
     """
     z = np.asarray(z, dtype=np.float64)
     n = z.size
-    paired, cache = _rows_and_cache(rows, 2 * n, cache_bytes, memory_budget)
+    paired, cache = _rows_and_cache(rows, 2 * n, cache_bytes, memory_budget, batch_bytes)
     y = np.concatenate([np.ones(n), -np.ones(n)])
     p = np.concatenate([epsilon - z, epsilon + z])
     bounds = np.concatenate([C, C]).astype(np.float64)
@@ -146,7 +150,7 @@ def one_class_start(C, nu):
 
 
 def smo_one_class(rows, nu, C=None, *, cache_bytes=256 * 2**20, memory_budget=256 * 2**20,
-                  **options):
+                  batch_bytes=None, **options):
     """Solve the nu one-class SVM dual (scikit-learn's ``OneClassSVM``).
 
     Parameters
@@ -159,7 +163,7 @@ def smo_one_class(rows, nu, C=None, *, cache_bytes=256 * 2**20, memory_budget=25
         bound on the fraction of support vectors.
     C : ndarray of shape (n,), default=None
         Upper bound of each variable (the sample weights; ones when None).
-    cache_bytes, memory_budget : int
+    cache_bytes, memory_budget, batch_bytes : int
         As :func:`smo_regression`'s.
     **options
         Passed to :func:`smo`.
@@ -172,6 +176,6 @@ def smo_one_class(rows, nu, C=None, *, cache_bytes=256 * 2**20, memory_budget=25
     """
     n = rows.shape[0] if isinstance(rows, np.ndarray) else rows.n
     C = np.ones(n) if C is None else np.asarray(C, dtype=np.float64)
-    rows, cache = _rows_and_cache(rows, n, cache_bytes, memory_budget)
+    rows, cache = _rows_and_cache(rows, n, cache_bytes, memory_budget, batch_bytes)
     return smo(rows, cache, np.ones(n), C, alpha0=one_class_start(C, nu),
                linear_term=np.zeros(n), **options)
