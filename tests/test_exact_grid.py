@@ -179,7 +179,6 @@ def test_kernel_per_gamma_when_the_distances_do_not_fit(n_jobs):
 def test_the_threads_fold_blocks_count_against_the_budget():
     # binary, 240 rows, 3 folds: the kernel is 230 KB, each thread's fold block and
     # compaction buffer 4 (160^2 + 128^2) = 168 KB
-    import warnings
 
     from kernelscale._planner import exact_grid_plan
     from kernelscale.models import workspace_bytes
