@@ -301,7 +301,7 @@ def falkon_plan(what, *, n, m, n_targets, itemsize, budget, block_row_bytes):
 
 
 def falkon_grid_plan(*, n, m, n_folds, n_targets, n_alphas, budget, block_row_bytes,
-                     distances_itemsize=4):
+                     distances_itemsize=8):
     """The FALKON family's grid: statistics per fold, distances kept or recomputed.
 
     Holds per gamma the ``m x m`` statistics of every fold and of the centres

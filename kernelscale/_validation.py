@@ -32,6 +32,7 @@ __all__ = [
     "dense_rows",
     "sparse_row_bytes",
     "csr_int32",
+    "check_width",
 ]
 
 
@@ -168,6 +169,34 @@ def _located(exc, X, y=None):
                       "(e.g. sklearn.impute.SimpleImputer) first.")
 
 
+#: Per-column arrays a model or a scaling keeps (coefficients, their gradient and
+#: curvature, a scaler's statistics): what a column costs beyond its non-zeros
+COLUMN_BYTES = 4 * 8
+
+
+def check_width(X, memory_budget, what="X"):
+    """Refuse a sparse matrix whose column count alone overruns the memory budget.
+
+    A svmlight file with a feature index of 2,000,000,000 loads as a sparse
+    matrix of that width; every model then keeps arrays per column (coefficients,
+    a scaler's minima and maxima), 16 GB each: refused here, with the width and
+    what it would need, before any of them is allocated.
+    """
+    if not sp.issparse(X):
+        return X
+    need = COLUMN_BYTES * X.shape[1]
+    if need > memory_budget:
+        from ._config import format_bytes
+
+        raise MemoryBudgetError(
+            f"{what} has {X.shape[1]:,} columns ({X.nnz:,} non-zero values): the per-column "
+            f"arrays of a model or a scaling need {format_bytes(need)}, over memory_budget "
+            f"({format_bytes(memory_budget)}); check the feature indices (an svmlight file "
+            "numbers features from 1, and its largest index sets the width), or give "
+            f"memory_budget >= {format_bytes(need)}.")
+    return X
+
+
 def check_X(estimator, X, *, reset, accept_sparse="csr"):
     """Validate a feature matrix for ``estimator`` (2-D, finite, non-empty, float).
 
@@ -176,10 +205,13 @@ def check_X(estimator, X, *, reset, accept_sparse="csr"):
     """
     refuse_chunked(estimator, X)
     try:
-        return validate_data(estimator, X, accept_sparse=accept_sparse,
-                             dtype=(np.float64, np.float32), reset=reset)
+        X = validate_data(estimator, X, accept_sparse=accept_sparse,
+                          dtype=(np.float64, np.float32), reset=reset)
     except ValueError as exc:
         raise _located(exc, X) from None
+    if reset:
+        check_width(X, resolve_memory_budget(getattr(estimator, "memory_budget", None)))
+    return X
 
 
 def check_X_y(estimator, X, y, *, reset=True, multi_output=False, y_numeric=False):
@@ -194,6 +226,8 @@ def check_X_y(estimator, X, y, *, reset=True, multi_output=False, y_numeric=Fals
         raise _located(exc, X, y) from None
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("Input y contains NaN or infinity; remove or impute those rows.")
+    if reset:
+        check_width(X, resolve_memory_budget(getattr(estimator, "memory_budget", None)))
     return X, y
 
 

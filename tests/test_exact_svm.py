@@ -294,7 +294,7 @@ def test_subgradient_solver_for_comparison():
         sub = KernelSVC(solver="subgradient", gamma=2.0, max_iter=300).fit(X, y)
     smo_fit = KernelSVC(gamma=2.0).fit(X, y)
     assert sub.score(X, y) > 0.9
-    assert sub.n_iter_[0] <= 300
+    assert 0 < sub.n_iter_[0] < 300  # its own stopping rule ended it, not max_iter
     assert smo_fit.score(X, y) >= sub.score(X, y) - 0.02
 
 

@@ -341,9 +341,10 @@ def test_mnist10k_default_parameters_reach_the_issue_accuracy():
 def test_a9a_accuracy_within_20_iterations(a9a):
     X_train, y_train, X_test, y_test = a9a
     n = X_train.shape[0]
-    clf = NystromKernelRidgeClassifier(n_components=1000, alpha=1e-4 * n, max_iter=20,
+    clf = NystromKernelRidgeClassifier(n_components=1000, alpha=1e-4 * n, max_iter=50,
                                        random_state=0)
     with np.errstate(all="raise"):
         clf.fit(X_train, y_train)
-    assert clf.n_iter_ <= 20
+    # CG meets its tolerance by itself within 20 of the 50 iterations allowed
+    assert clf.n_iter_ <= 20 and clf.residuals_[-1].max() <= clf.tol
     assert clf.score(X_test, y_test) >= 0.848

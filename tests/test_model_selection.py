@@ -217,11 +217,23 @@ def test_verbose_shows_a_bar_and_the_leaderboard(moons, capfd):
         assert "family=exact-svm" in capfd.readouterr().out
 
 
-def test_refit_centres_are_the_searched_ones(moons):
+def test_refit_centres_are_the_searched_ones(moons, monkeypatch):
+    # the centres the grid scored with are captured where it draws them
+    import kernelscale.model_selection._least_squares as least_squares
+
     X, y = moons
+    drawn = []
+    real = least_squares.select_landmarks
+
+    def spy(*args, **kwargs):
+        drawn.append(real(*args, **kwargs)[0])
+        return drawn[-1], None
+    monkeypatch.setattr(least_squares, "select_landmarks", spy)
     search = KernelClassifierCV(families="falkon", n_components=25, random_state=3).fit(X, y)
     model = search.best_estimator_
     assert isinstance(model, NystromKernelRidgeClassifier) and model.n_components_ == 25
+    assert len(drawn) == 1
+    np.testing.assert_array_equal(model.components_, drawn[0].astype(model.components_.dtype))
 
 
 def test_halving_screens_gammas_on_subsamples():

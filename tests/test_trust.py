@@ -219,8 +219,20 @@ def test_default_budget_follows_the_machine_and_strings_are_accepted():
     assert get_config()["memory_budget"] == machine_memory_budget() >= 256 * 2**20
     with config_context(memory_budget="1.5G"):
         assert get_config()["memory_budget"] == 3 * 2**29
-    model = NystromKernelRidgeClassifier(n_components=50, memory_budget="64M").fit(X, y)
-    assert model.score(X, y) > 0.8
+    # a size string is a budget the fit keeps: K(X, C) of 3,000 x 200 (2.4 MB) is
+    # recomputed under "1M", and the peak stays under it
+    Xb, yb = make_classification(n_samples=3000, n_features=6, random_state=0)
+    NystromKernelRidgeClassifier(n_components=20, max_iter=2).fit(Xb[:100], yb[:100])
+    from conftest import PeakMemory
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the recomputation notice
+        with PeakMemory() as meter:
+            model = NystromKernelRidgeClassifier(n_components=200, memory_budget="1M",
+                                                 random_state=0).fit(Xb, yb)
+    assert model.memory_plan_.choice == "recomputed" and model.memory_plan_.budget == 2**20
+    assert meter.peak <= 2**20 + 2**20  # the budget and the planner's slack
+    assert model.score(Xb, yb) > 0.8
 
 
 def test_falkon_says_when_the_budget_lowers_auto_centres_or_forces_recomputation():

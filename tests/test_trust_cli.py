@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -46,19 +45,24 @@ def test_option_errors_are_one_line(data, capsys, args, message):
 
 # 11. output paths are checked before the work
 
-def test_output_paths_are_checked_before_any_work(data, capsys):
+def test_output_paths_are_checked_before_any_work(data, capsys, monkeypatch):
+    import kernelscale.datasets
+
     tmp, _, _ = data
     assert main(["fit", str(tmp / "d.npz"), "-o", str(tmp / "m.ksm"), "--model", "ridge",
                  "-m", "20", "--no-progress"]) == 0
     capsys.readouterr()
-    start = time.perf_counter()
+
+    def never(*args, **kwargs):
+        raise AssertionError("the data were loaded before the output path was checked")
+
+    monkeypatch.setattr(kernelscale.datasets, "load_data", never)
     assert main(["predict", str(tmp / "m.ksm"), "a9a:test", "-o", str(tmp / "no" / "p.txt"),
                  "--no-progress"]) == 2
     assert "does not exist" in one_line(capsys)
     assert main(["evaluate", str(tmp / "m.ksm"), "a9a:test", "--json", str(tmp),
                  "--no-progress"]) == 2
     assert "is a directory" in one_line(capsys)
-    assert time.perf_counter() - start < 2.0  # a9a was never loaded
 
 
 # 12. more features in a svmlight file than the model: said as such
@@ -138,10 +142,14 @@ def test_missing_named_data_set(tmp_path, capsys):
 # 16. --help: every default, every option explained, and fast
 
 def test_help_shows_defaults_and_answers_fast():
-    start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "kernelscale.cli", "--help"],
-                            capture_output=True, text=True, check=True)
-    assert time.perf_counter() - start < 2.0 and "COMMAND" in result.stdout
+    # fast: answering imports nothing heavy (no wall-clock limit on a shared machine)
+    code = ("import runpy, sys\nsys.argv = ['kernelscale', '--help']\n"
+            "try:\n    runpy.run_module('kernelscale.cli', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print('heavy:', [m for m in ('sklearn', 'numba', 'scipy') if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert "COMMAND" in result.stdout and "heavy: []" in result.stdout
     approx = subprocess.run([sys.executable, "-m", "kernelscale.cli", "approx", "--help"],
                             capture_output=True, text=True, check=True).stdout
     flat = " ".join(approx.split())

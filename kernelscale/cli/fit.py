@@ -176,6 +176,9 @@ def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
                          "(--label-column names or numbers it).")
     if X.shape[0] == 0:
         raise ValueError(f"{source}: no rows.")
+    from .._validation import check_width, resolve_memory_budget
+
+    check_width(X, resolve_memory_budget(None), str(source))  # --memory-budget is in force
     return X, y
 
 

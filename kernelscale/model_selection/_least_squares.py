@@ -188,7 +188,11 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     merged = all(np.array_equal(w[tr], largest[tr]) and tr.size + va.size == n
                  and np.unique(np.concatenate([tr, va])).size == n
                  for w, (tr, va) in zip(weights, folds))
-    m = int(min(n_components, n))
+    rng = np.random.RandomState(random_state)
+    requested = int(min(n_components, n))
+    centers, _ = select_landmarks(X, requested, "uniform", rng, kernel=kernel,
+                                  memory_budget=memory_budget)
+    m = centers.shape[0]  # duplicate rows are drawn once (the refit draws as many)
     prepared_row = kernel.prepare(X[:1], np.float64).bytes_per_row(X)
     # per block row: its distances, its kernel, the weighted copy and the gathered rows
     row_bytes = prepared_row + 3 * 8 * m + 8 * X.shape[1] + 8 * t * len(alphas)
@@ -199,9 +203,6 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                            {**plan.parts, "kernel blocks": 64 * row_bytes})
         least.require(f" (or fewer centres than n_components={m}: the statistics are "
                       f"{len(folds) + 4} m x m float64 matrices)")
-    rng = np.random.RandomState(random_state)
-    centers, _ = select_landmarks(X, m, "uniform", rng, kernel=kernel,
-                                  memory_budget=plan.block_bytes)
     D_mm = kernel.distances(centers, dtype=np.float64, memory_budget=plan.block_bytes)
     rows_per_block = block_rows(n, row_bytes, plan.block_bytes, "the FALKON grid")
     # fold by fold (validation rows together), so that the scoring pass holds one
@@ -213,11 +214,15 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         D_nm = np.empty((n, m))
         for rows in blocks:
             D_nm[rows] = kernel.distances(X[rows], centers, dtype=np.float64,
-                                          memory_budget=plan.block_bytes)
+                                          memory_budget=max(prepared_row,
+                                                            rows_per_block * prepared_row))
+
+    # the distances' own temporaries are the prepared rows' share of a block's bytes
+    inner = max(prepared_row, rows_per_block * prepared_row)
 
     def block_kernel(rows, factor):
         D = D_nm[rows] if D_nm is not None else kernel.distances(
-            X[rows], centers, dtype=np.float64, memory_budget=plan.block_bytes)
+            X[rows], centers, dtype=np.float64, memory_budget=inner)
         return kernel.from_distances(D, factor, out=D)
 
     shared = (time.perf_counter() - start) / (len(factors) * len(alphas) * len(folds))
@@ -227,7 +232,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         if records and deadline is not None and time.perf_counter() > deadline:
             return records, False
         per_alpha = [{"gamma": gamma_ref * factor, "alpha": float(a),
-                      "n_components": m, "scores": [], "fit_times": [],
+                      "n_components": requested, "scores": [], "fit_times": [],
                       "score_times": []} for a in alphas]
         t0 = time.perf_counter()
         basis = whitening(kernel.from_distances(D_mm, factor))

@@ -216,6 +216,7 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         rows.set_columns(np.arange(n))
     q = int(min(working_set_size, cache.n_slots, n))
     q = max(q, 2)
+    K_buffer = np.empty(q * q)
     ws = np.empty(0, dtype=np.intp)  # positions of the current working set
     identity = np.arange(n)
     n_iter = n_outer = 0
@@ -258,11 +259,13 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         columns = identity if compact else cache.columns_of(st.order)
         # on few features the block is cheaper computed than gathered from the rows
         block = rows.block(st.order[ws])
+        # one buffer for every working set's block (a fresh one per iteration kept the
+        # last alive beside it: twice the q x q float64 at the peak)
+        K = K_buffer[: ws.size * ws.size].reshape(ws.size, ws.size)
         if block is None:
-            K = np.empty((ws.size, ws.size))
             gather_block(cache.data, slots, columns[ws], K)
         else:
-            K = block.astype(np.float64)
+            np.copyto(K, block)
         yb, ab, Gb, Cb = st.y[ws], st.alpha[ws].copy(), st.G[ws].copy(), st.C[ws]
         local_eps = max(tol, 0.1 * gap)
         steps = solve_block(K, yb, ab, Gb, Cb, local_eps, min(10 * ws.size, max_iter - n_iter))
