@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _NAMES = {
     "config_context": "._config", "get_config": "._config", "set_config": "._config",
-    "MemoryBudgetError": "._validation",
+    "MemoryBudgetError": "._validation", "MemoryPlan": "._planner",
     "Nystroem": ".feature_maps", "RandomFourierFeatures": ".feature_maps",
     "RandomMaclaurin": ".feature_maps", "TensorSketch": ".feature_maps",
     "kernel_approximation_error": ".feature_maps", "make_feature_map": ".feature_maps",

@@ -26,6 +26,9 @@ from kernelscale.datasets import data_dir, load_mnist10k
 from kernelscale.feature_maps import FEATURE_MAPS
 from kernelscale.solvers import RidgeStatistics, accumulate, solve_ridge
 
+# hinge-loss dual CD on digits stops at max_iter
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
 
 @pytest.fixture(scope="module")
 def digits():

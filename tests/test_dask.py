@@ -21,6 +21,9 @@ from kernelscale import (
 )
 from kernelscale.datasets import make_nonlinear_problem
 
+# parity tests run the solvers a few iterations
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 

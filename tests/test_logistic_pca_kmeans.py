@@ -14,6 +14,9 @@ from sklearn.metrics import adjusted_rand_score
 
 from kernelscale import ApproxKernelKMeans, ApproxKernelPCA, KernelLogisticRegression, Nystroem
 
+# tests run the solvers a few iterations
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
 
 @pytest.fixture(scope="module")
 def digits():

@@ -13,6 +13,9 @@ from kernelscale import (
     config_context,
 )
 
+# the bars are tested on fits stopped early on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
 X, y = make_classification(n_samples=300, n_features=6, n_classes=3, n_informative=4,
                            random_state=0)
 

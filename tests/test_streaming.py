@@ -31,6 +31,9 @@ from kernelscale.datasets import (
     open_chunks,
 )
 
+# parity tests stop L-BFGS where the line search can go no further
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
 
 @pytest.fixture(scope="module")
 def problem():

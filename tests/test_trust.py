@@ -7,6 +7,7 @@ before its fix (the closing note of the issue says which were checked by reverti
 from __future__ import annotations
 
 import pickle
+import re
 import threading
 import warnings
 
@@ -97,6 +98,7 @@ GAMMA_SCALE_MODELS = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # scale, not fit
 @pytest.mark.parametrize("model", GAMMA_SCALE_MODELS, ids=lambda m: type(m).__name__)
 def test_gamma_scale_is_right_on_huge_features_and_refuses_absurd_ones(model):
     base = kernelscale.models.__dict__[type(model).__name__](**model.get_params())
@@ -222,11 +224,12 @@ def test_default_budget_follows_the_machine_and_strings_are_accepted():
     # a size string is a budget the fit keeps: K(X, C) of 3,000 x 200 (2.4 MB) is
     # recomputed under "1M", and the peak stays under it
     Xb, yb = make_classification(n_samples=3000, n_features=6, random_state=0)
-    NystromKernelRidgeClassifier(n_components=20, max_iter=2).fit(Xb[:100], yb[:100])
     from conftest import PeakMemory
+
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the recomputation notice
+        NystromKernelRidgeClassifier(n_components=20, max_iter=2).fit(Xb[:100], yb[:100])
         with PeakMemory() as meter:
             model = NystromKernelRidgeClassifier(n_components=200, memory_budget="1M",
                                                  random_state=0).fit(Xb, yb)
@@ -235,11 +238,16 @@ def test_default_budget_follows_the_machine_and_strings_are_accepted():
     assert model.score(Xb, yb) > 0.8
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # max_iter=5
 def test_falkon_says_when_the_budget_lowers_auto_centres_or_forces_recomputation():
     Xb, yb = make_classification(n_samples=3000, n_features=5, random_state=0)
-    with pytest.warns(UserWarning, match=r"uses \d+ centres .* memory_budget >= "):
+    with pytest.warns(UserWarning) as caught:
         NystromKernelRidgeClassifier(memory_budget=3000 * 1200 * 4, max_iter=5,
                                      random_state=0).fit(Xb, yb)
+    said = [str(w.message) for w in caught]
+    # the floor of 1000 centres does not fit K(X, C) either: both are said
+    assert any(re.search(r"uses \d+ centres .* memory_budget >= ", m) for m in said)
+    assert any("recomputed at each of the" in m for m in said)
     with pytest.warns(UserWarning, match="recomputed at each of the .* memory_budget >= "):
         NystromKernelRidgeClassifier(n_components=500, memory_budget=2**21, max_iter=5,
                                      random_state=0).fit(Xb, yb)

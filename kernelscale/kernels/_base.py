@@ -216,7 +216,7 @@ class Kernel(ABC):
         if self.dense_input is False or self.shift_invariant:
             return  # callables check every block; shift-invariant kernels are <= 1
         diagonal = self.diagonal(X)
-        limit = np.finfo(dtype).max
+        limit = float(np.finfo(dtype).max)  # a Python float: comparing casts nothing
         largest = float(np.max(np.abs(diagonal))) if diagonal.size else 0.0
         if not np.isfinite(largest) or largest > limit:
             raise ValueError(

@@ -49,6 +49,14 @@ def blas_on_numba_threads():
     first one has left. Meant for loops that alternate kernel products with
     numba-parallel work, such as SMO's.
 
+    The limit cannot be scoped to a thread: BLAS's thread count is one setting
+    of the process. So while an exact model fits or predicts (the holders:
+    ``smo`` and the exact models' ``predict``), a NumPy / SciPy product that
+    another thread of the same process runs gets one BLAS thread too; it is
+    restored when the fit or prediction ends. A program that needs BLAS's
+    threads elsewhere at the same time can run the exact models in a separate
+    process.
+
     Examples
     --------
     >>> import numpy as np

@@ -17,7 +17,7 @@ it is always Nystrom kernel ridge.
 from __future__ import annotations
 
 from .._config import format_bytes
-from ._exact import exact_svm_bytes
+from .._planner import bytes_up, exact_grid_plan
 
 __all__ = ["choose_families", "EXACT_MAX_ROWS"]
 
@@ -37,8 +37,8 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget, exact
     exact_plan : kernelscale.MemoryPlan, default=None
         The exact grid's plan for these data and folds
         (:func:`kernelscale.model_selection.exact_grid_memory`): the same answer
-        the grid will give to "does the matrix fit". None: the distances and
-        one kernel (``8 n^2`` bytes) without the threads' copies.
+        the grid will give to "does the matrix fit". None: the planner's answer
+        without the solving threads' copies of the fold blocks.
 
     Returns
     -------
@@ -50,20 +50,20 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget, exact
     if task == "regressor":
         return ["falkon"], (f"{shape}: regression is searched with Nystrom kernel ridge "
                             "(FALKON's model); the exact SVR is not part of the search.")
-    if exact_plan is None:
-        need, fits = exact_svm_bytes(n_samples), exact_svm_bytes(n_samples) <= memory_budget
-    else:
-        need, fits = exact_plan.least, exact_plan.choice != "rows"
+    if exact_plan is None:  # the planner's answer without the threads' block copies
+        exact_plan = exact_grid_plan(n_samples, 0, 1, memory_budget)
+    need, fits = exact_plan.least, exact_plan.choice != "rows"
     shape += f", {n_classes} classes"
     if n_samples <= EXACT_MAX_ROWS and fits:
         return ["exact-svm"], (
-            f"{shape}: the exact SVM, its kernel matrix ({format_bytes(need)}) computed once "
-            f"and shared by the grid, fits the memory budget ({format_bytes(memory_budget)}) "
-            f"and n <= {EXACT_MAX_ROWS}, where it is the fastest route to the best accuracy.")
-    if not fits:
-        why = (f"the exact SVM's shared matrices ({format_bytes(need)}) exceed the memory "
-               f"budget ({format_bytes(memory_budget)}; a budget >= {format_bytes(need)} and "
-               f"n <= {EXACT_MAX_ROWS} would choose it)")
+            f"{shape}: the exact SVM, its kernel matrix computed once and shared by the "
+            f"grid ({format_bytes(need)} with a solving thread's fold blocks), fits the "
+            f"memory budget ({format_bytes(memory_budget)}) and n <= {EXACT_MAX_ROWS}, where "
+            "it is the fastest route to the best accuracy.")
+    if not fits and n_samples <= EXACT_MAX_ROWS:
+        why = (f"the exact SVM's kernel matrix and a solving thread's fold blocks "
+               f"({format_bytes(need)}) exceed the memory budget "
+               f"({format_bytes(memory_budget)}; a budget >= {bytes_up(need)} would choose it)")
     else:
         why = (f"n > {EXACT_MAX_ROWS}, where the exact SVM's n^2 cost overtakes Nystrom "
                "kernel ridge's n m^2")
