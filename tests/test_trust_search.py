@@ -375,3 +375,33 @@ def test_r2_of_the_regression_fixture_is_not_trivial():
         f32.fit(X, y)
     f64 = clone(f32).set_params(dtype="float64").fit(X, y)
     assert r2_score(y_test, f64.predict(X_test)) - r2_score(y_test, f32.predict(X_test)) > 0.05
+
+
+def test_ctrl_c_during_kernelscale_tune_keeps_the_best_so_far(tmp_path):
+    # a real SIGINT to a real `kernelscale tune`, once its bar shows a scored gamma
+    import select
+    import signal
+    import time
+
+    X, y = make_classification(3000, n_features=8, random_state=0)
+    np.savetxt(tmp_path / "train.csv", np.column_stack([X, y]), delimiter=",", fmt="%.6g")
+    model = tmp_path / "m.ksm"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernelscale.cli", "tune", str(tmp_path / "train.csv"),
+         "--families", "exact-svm", "-o", str(model), "--heatmap", str(tmp_path / "h.png")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, start = b"", time.monotonic()
+    while b"best 0." not in seen and time.monotonic() - start < 300:
+        ready, _, _ = select.select([process.stderr], [], [], 1.0)
+        if ready:
+            chunk = os.read(process.stderr.fileno(), 4096)
+            if not chunk:
+                break
+            seen += chunk
+    assert b"best 0." in seen, seen[-500:]
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, (seen + err)[-1500:]
+    assert b"(stopped early)" in out and b"model written to" in out
+    assert b"interrupted" in seen + err
+    assert model.is_file()
