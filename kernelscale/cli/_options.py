@@ -75,17 +75,47 @@ def _number(text, name, kind=float):
 
 
 def gamma(text):
-    """``scale``, ``auto`` or a positive number."""
+    """``scale``, ``auto``, a positive number, or per-feature widths: a comma list
+    (``0.5,0,2``) or a file of numbers (``.npy``, or text: commas, spaces or lines;
+    what ``kernelscale tune`` writes as ``*.widths.txt``)."""
     if text in ("scale", "auto"):
         return text
     try:
         value = float(text)
     except ValueError:
+        value = None
+    if value is not None:
+        if not value > 0:
+            raise argparse.ArgumentTypeError(
+                f"gamma must be 'scale', 'auto' or > 0, got {text!r}")
+        return value
+    if "," in text:
+        return _widths(text.split(","), text)
+    from pathlib import Path
+
+    path = Path(text)
+    if path.is_file():
+        if path.suffix == ".npy":
+            import numpy as np
+
+            return _widths(np.load(path).ravel().tolist(), text)
+        return _widths(path.read_text().replace(",", " ").split(), text)
+    raise argparse.ArgumentTypeError(
+        f"gamma must be 'scale', 'auto', a number > 0, a comma list of per-feature widths "
+        f"or a file of them; {text!r} is none of these (no such file)")
+
+
+def _widths(items, text):
+    try:
+        values = [float(v) for v in items if str(v).strip()]
+    except ValueError:
         raise argparse.ArgumentTypeError(
-            f"gamma must be 'scale', 'auto' or a number > 0, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"gamma must be 'scale', 'auto' or > 0, got {text!r}")
-    return value
+            f"--gamma {text!r}: per-feature widths must all be numbers") from None
+    if not values or any(not (v >= 0) or v == float("inf") for v in values) \
+            or not any(v > 0 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"--gamma {text!r}: per-feature widths must be finite, >= 0, and not all 0")
+    return tuple(values)
 
 
 def positive_float(name):

@@ -55,7 +55,8 @@ def add_parser(subparsers):
     p.add_argument("--kernel", choices=KERNEL_NAMES, default=None,
                    help="kernel (default: rbf)")
     p.add_argument("--gamma", type=gamma_type, default=None,
-                   help="kernel scale: scale, auto or a number (default: scale)")
+                   help="kernel scale: scale, auto, a number, or per-feature widths (rbf, "
+                        "laplacian) as a comma list or a file of numbers (default: scale)")
     p.add_argument("-C", type=positive_float("C"), default=None,
                    help="SVM / logistic inverse regularization (default: 1)")
     p.add_argument("--alpha", type=positive_float("alpha"), default=None,

@@ -92,8 +92,10 @@ class RandomFourierFeatures(_FeatureMap):
         Number of output features ``D``.
     kernel : {"rbf", "laplacian"}, default="rbf"
         The shift-invariant kernel to approximate.
-    gamma : {"scale", "auto"} or float, default="scale"
-        Kernel scale; ``"scale"`` is ``1 / (n_features * X.var())``.
+    gamma : {"scale", "auto"}, float or array-like of shape (n_features,), default="scale"
+        Kernel scale; ``"scale"`` is ``1 / (n_features * X.var())``. An array
+        is one width per feature: each feature's frequencies are scaled by its
+        own (``sqrt(2 gamma_d)`` for rbf, ``gamma_d`` for laplacian).
     kind : {"cos", "sincos"}, default="cos"
         Cosine-with-random-phase map, or the paired sine/cosine map.
     sampling : {"iid", "orthogonal", "structured"}, default="iid"
@@ -118,8 +120,8 @@ class RandomFourierFeatures(_FeatureMap):
     ----------
     kernel_ : kernelscale.kernels.Kernel
         The kernel the map approximates (``RBF`` or ``Laplacian``).
-    gamma_ : float
-        The kernel scale used.
+    gamma_ : float or ndarray of shape (n_features_in_,)
+        The kernel scale used (per-feature widths as given).
     n_components_ : int
         Number of output features.
     random_weights_ : ndarray of shape (n_features_in_, n_frequencies)
@@ -218,15 +220,23 @@ class RandomFourierFeatures(_FeatureMap):
             self.random_norms_ = chi / math.sqrt(padded)
         elif sampling == "orthogonal":
             self.random_weights_ = _orthogonal_gaussian(n_features, n_freq, rng)
-            self.random_weights_ *= math.sqrt(2.0 * self.gamma_)
+            self.random_weights_ *= self._row_scale(np.sqrt(2.0 * self.gamma_))
         elif kernel == "rbf":
             W = rng.standard_normal((n_features, n_freq))
-            self.random_weights_ = W * math.sqrt(2.0 * self.gamma_)
+            self.random_weights_ = W * self._row_scale(np.sqrt(2.0 * self.gamma_))
         else:
-            self.random_weights_ = rng.standard_cauchy((n_features, n_freq)) * self.gamma_
+            self.random_weights_ = rng.standard_cauchy((n_features, n_freq)) \
+                * self._row_scale(self.gamma_)
         if n_phased:
             self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=n_phased)
         return self
+
+    @staticmethod
+    def _row_scale(scale):
+        """A scale of the frequencies: one number, or one per feature (a row of ``W``):
+        per-feature widths are the isotropic kernel on the columns scaled by them."""
+        scale = np.asarray(scale, dtype=np.float64)
+        return scale[:, None] if scale.ndim else float(scale)
 
     @staticmethod
     def _layout(kind, n_components):
@@ -277,7 +287,12 @@ class RandomFourierFeatures(_FeatureMap):
         full = np.empty((stop - start, signs.shape[0] * padded), dtype=state["dtype"])
         # H D1 H D2 H D3 with unnormalised H has rows of norm padded**1.5; dividing by
         # padded gives rows of norm sqrt(padded), the mean norm of a N(0, I) vector.
-        scale = math.sqrt(2.0 * self.gamma_) / padded
+        width = np.sqrt(2.0 * np.asarray(self.gamma_, dtype=np.float64))
+        if width.ndim:  # per-feature widths: the isotropic map of the scaled columns
+            Xb = Xb * width.astype(Xb.dtype)
+            scale = 1.0 / padded
+        else:
+            scale = float(width) / padded
         _sorf_project(Xb, signs, out.dtype.type(scale), full)
         np.multiply(full[:, : out.shape[1]], state["norms"], out=out)
         return out

@@ -81,7 +81,7 @@ class Nystroem(_FeatureMap):
         ``"linear"``, ``"polynomial"``, ``"rbf"``, ``"laplacian"``, a callable
         ``k(X, Y, **kernel_params)`` returning a positive semi-definite Gram block,
         or a :class:`kernelscale.kernels.Kernel` object.
-    gamma : {"scale", "auto"} or float, default="scale"
+    gamma : {"scale", "auto"}, float or array-like of shape (n_features,), default="scale"
         Kernel scale (polynomial, rbf, laplacian).
     degree : int, default=3
         Degree of the polynomial kernel.

@@ -32,7 +32,7 @@ from ._gram import (
     polynomial_kernel,
     rbf_kernel,
 )
-from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial
+from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial, check_widths
 from ._params import (
     DEFAULT_COEF0,
     DEFAULT_DEGREE,
@@ -48,7 +48,7 @@ __all__ = [
     "Kernel", "ShiftInvariantKernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial",
     "Linear", "CallableKernel",
     "KERNELS", "KERNEL_CONSTRAINTS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel",
-    "make_kernel",
+    "make_kernel", "check_widths",
     "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",
     "polynomial_kernel", "rbf_kernel", "laplacian_kernel", "kernel_diagonal", "tiny_floor",
     "flush_tiny", "blas_on_numba_threads", "gram_product",

@@ -72,10 +72,24 @@ class Kernel(ABC):
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other):
-        return type(other) is type(self) and other.get_params() == self.get_params()
+        if type(other) is not type(self):
+            return False
+        mine, theirs = self.get_params(), other.get_params()
+        return mine.keys() == theirs.keys() and all(
+            np.array_equal(mine[k], theirs[k]) if isinstance(mine[k], np.ndarray)
+            or isinstance(theirs[k], np.ndarray) else mine[k] == theirs[k] for k in mine)
 
     def __hash__(self):
         return hash((type(self).__name__, repr(self)))
+
+    @property
+    def per_feature(self):
+        """True when ``gamma`` holds one width per feature."""
+        return np.ndim(getattr(self, "gamma", 0)) == 1
+
+    def _column_scale(self):
+        """Per-column scaling a sparse second argument needs (per-feature widths), or None."""
+        return None
 
     # -------------------------------------------------- working representation
 
@@ -398,8 +412,13 @@ class SparsePreparedKernel:
     def __init__(self, kernel, Y, dtype):
         self.kernel = kernel
         self.dtype = np.dtype(dtype)
-        self.Y = Y.tocsr().astype(np.float64, copy=False)
+        self.scale = kernel._column_scale()
+        self.Y = self._scaled(Y)
         self.sqnorm = _csr_sqnorms(self.Y)
+
+    def _scaled(self, A):
+        A = A.tocsr().astype(np.float64, copy=False)
+        return A if self.scale is None else A.multiply(self.scale).tocsr()
 
     @property
     def n_columns(self):
@@ -415,11 +434,13 @@ class SparsePreparedKernel:
         """Write ``k(X[start:stop], Y)`` into ``out``."""
         Xb = X[start:stop]
         if sp.issparse(Xb):
-            Xb = Xb.tocsr().astype(np.float64, copy=False)
+            Xb = self._scaled(Xb)
             products = (Xb @ self.Y.T).toarray()
             x_sqnorm = _csr_sqnorms(Xb)
         else:
             Xb = np.asarray(Xb, dtype=np.float64)
+            if self.scale is not None:
+                Xb = Xb * self.scale
             products = np.asarray(self.Y @ Xb.T).T
             x_sqnorm = np.einsum("ij,ij->i", Xb, Xb)
         self.kernel._from_products(products, x_sqnorm, self.sqnorm, out)

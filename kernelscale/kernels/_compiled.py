@@ -19,13 +19,14 @@ def _shift_scale(X, shift, scale, out):  # pragma: no cover - compiled
     n, d = X.shape
     for i in numba.prange(n):
         for j in range(d):
-            out[i, j] = (X[i, j] - shift[j]) * scale
+            out[i, j] = (X[i, j] - shift[j]) * scale[j]
 
 
 def shift_scale(X, shift, scale, dtype):
     """``(X - shift) * scale`` written as ``dtype``, in one pass.
 
-    The arithmetic runs in the wider of ``X``'s precision and ``dtype``: float64
+    ``scale`` is a number or one per column (per-feature kernel widths). The
+    arithmetic runs in the wider of ``X``'s precision and ``dtype``: float64
     input keeps features of huge magnitude finite on their way to float32 blocks
     (the scaled values are of order 1), and float64 output of float32 input is
     float64 arithmetic.
@@ -34,7 +35,8 @@ def shift_scale(X, shift, scale, dtype):
     out = np.empty(X.shape, dtype=dtype)
     shift = np.zeros(X.shape[1], dtype=work) if shift is None \
         else np.asarray(shift, dtype=work)
-    _shift_scale(np.ascontiguousarray(X), shift, work.type(scale), out)
+    scale = np.broadcast_to(np.asarray(scale, dtype=work), (X.shape[1],))
+    _shift_scale(np.ascontiguousarray(X), shift, np.ascontiguousarray(scale), out)
     return out
 
 

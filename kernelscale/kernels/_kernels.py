@@ -21,7 +21,7 @@ from ._compiled import (
 from ._exp import exp_block32, rbf_exp32
 from ._products import gram_product
 
-__all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel"]
+__all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel", "check_widths"]
 
 
 def _positive(name, value):
@@ -30,6 +30,47 @@ def _positive(name, value):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}; pass a "
                          "positive float (or gamma='scale' to an estimator).")
     return float(value)
+
+
+def _width(value):
+    """A shift-invariant kernel's gamma: a number > 0, or per-feature widths."""
+    if not isinstance(value, (numbers.Real, str)) and np.ndim(value) >= 1:
+        return check_widths(value)
+    return _positive("gamma", value)
+
+
+def check_widths(widths, n_features=None):
+    """Per-feature kernel widths (``gamma_d``) as a read-only float64 array, or one clear error.
+
+    One finite value >= 0 per feature, at least one of them > 0 (a width of 0
+    makes the kernel ignore that feature).
+
+    Examples
+    --------
+    >>> from kernelscale.kernels import check_widths
+    >>> check_widths([0.5, 0.0, 2.0]).tolist()
+    [0.5, 0.0, 2.0]
+    """
+    try:
+        array = np.array(widths, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"gamma must be a float or one width per feature, got {widths!r}.") \
+            from None
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"gamma as per-feature widths must be a 1-D array, got shape "
+                         f"{array.shape}.")
+    if n_features is not None and array.size != n_features:
+        raise ValueError(f"gamma has {array.size} per-feature widths but the data have "
+                         f"{n_features} features: give one width per feature.")
+    bad = np.flatnonzero(~np.isfinite(array) | (array < 0))
+    if bad.size:
+        raise ValueError(f"gamma's per-feature widths must be finite and >= 0; width "
+                         f"{bad[0]} is {array[bad[0]]!r}.")
+    if not np.any(array > 0):
+        raise ValueError("gamma's per-feature widths are all 0: the kernel would be constant; "
+                         "give at least one width > 0.")
+    array.setflags(write=False)
+    return array
 
 
 def _scaled_work(Xb, factor, shift, dtype):
@@ -47,12 +88,17 @@ def _row_sqnorms(X):
 
 
 class RBF(ShiftInvariantKernel):
-    """Gaussian RBF kernel ``exp(-gamma ||x - y||^2)``.
+    """Gaussian RBF kernel ``exp(-gamma ||x - y||^2)``, or with per-feature widths.
+
+    With an array ``gamma`` (one width >= 0 per feature, "automatic relevance
+    determination") the kernel is ``exp(-sum_d gamma_d (x_d - y_d)^2)``: the
+    isotropic kernel with ``gamma = 1`` on the columns scaled by
+    ``sqrt(gamma_d)``. A width of 0 ignores its feature.
 
     Parameters
     ----------
-    gamma : float, default=1.0
-        Inverse squared length scale (> 0).
+    gamma : float or array-like of shape (n_features,), default=1.0
+        Inverse squared length scale (> 0), or one per feature.
 
     Examples
     --------
@@ -66,7 +112,7 @@ class RBF(ShiftInvariantKernel):
     sparse_products = True
 
     def __init__(self, gamma=1.0):
-        self.gamma = _positive("gamma", gamma)
+        self.gamma = _width(gamma)
 
     def get_params(self):
         return {"gamma": self.gamma}
@@ -75,14 +121,14 @@ class RBF(ShiftInvariantKernel):
         # Distances are shift invariant; centring both sides on Y's mean keeps
         # ||x||^2 + ||y||^2 - 2 x.y from cancelling catastrophically in float32.
         shift = np.asarray(Y.mean(axis=0), dtype=np.float64).ravel()
-        return {"shift": shift, "scale": math.sqrt(self.gamma)}
+        return {"shift": shift, "scale": np.sqrt(self.gamma)}
 
     def _work(self, Xb, setup, dtype):
         return _scaled_work(Xb, setup["scale"], setup["shift"], dtype)
 
     def _columns(self, Yw, setup):
         return {"sqnorm": np.einsum("ij,ij->i", Yw, Yw),
-                "shift_dot": Yw.astype(np.float64) @ setup["shift"]}
+                "shift_dot": Yw.astype(np.float64) @ (setup["scale"] * setup["shift"])}
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
         gram_product(Xw, Yw, out)
@@ -90,20 +136,28 @@ class RBF(ShiftInvariantKernel):
 
     def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
         # sparse rows cannot be shifted without densifying them: expand
-        # s(x - mu) . Yw and ||s(x - mu)||^2 in float64 instead
+        # s(x - mu) . Yw and ||s(x - mu)||^2 in float64 instead (s: one scale, or
+        # one per column, which scales the sparse rows without densifying them)
         s, mu = setup["scale"], setup["shift"]
-        out[...] = s * np.asarray(Xb @ Yw.T, dtype=np.float64) - s * columns["shift_dot"]
-        x_sqnorm = s * s * (_row_sqnorms(Xb) - 2.0 * (Xb @ mu) + mu @ mu)
+        Xs = Xb * s if np.ndim(s) == 0 else Xb.multiply(s).tocsr()
+        out[...] = np.asarray(Xs @ Yw.T, dtype=np.float64) - columns["shift_dot"]
+        smu = s * mu
+        x_sqnorm = _row_sqnorms(Xs) - 2.0 * (Xs @ smu) + smu @ smu
         self._finish(out, x_sqnorm.astype(out.dtype), columns["sqnorm"])
 
     def _distances(self, Xw, Yw, setup, columns, out):
         gram_product(Xw, Yw, out)
         squared_distances(out, np.einsum("ij,ij->i", Xw, Xw), columns["sqnorm"])
 
+    def _column_scale(self):
+        """``sqrt(gamma_d)`` with per-feature widths (the sparse path scales columns)."""
+        return np.sqrt(self.gamma) if np.ndim(self.gamma) else None
+
     def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        # with per-feature widths the products and norms come of scaled columns
         d2 = x_sqnorm[:, None] + y_sqnorm[None, :] - 2.0 * products
         np.maximum(d2, 0.0, out=d2)
-        d2 *= -self.gamma
+        d2 *= -(1.0 if np.ndim(self.gamma) else self.gamma)
         np.exp(d2, out=d2)
         d2[d2 < tiny_floor(out.dtype)] = 0.0  # as every kernel block (see tiny_floor)
         out[...] = d2
@@ -119,12 +173,15 @@ class RBF(ShiftInvariantKernel):
 
 
 class Laplacian(ShiftInvariantKernel):
-    """Laplacian kernel ``exp(-gamma ||x - y||_1)``.
+    """Laplacian kernel ``exp(-gamma ||x - y||_1)``, or with per-feature widths.
+
+    With an array ``gamma`` the kernel is ``exp(-sum_d gamma_d |x_d - y_d|)``:
+    the isotropic kernel with ``gamma = 1`` on the columns scaled by ``gamma_d``.
 
     Parameters
     ----------
-    gamma : float, default=1.0
-        Inverse length scale (> 0).
+    gamma : float or array-like of shape (n_features,), default=1.0
+        Inverse length scale (> 0), or one per feature.
 
     Examples
     --------
@@ -137,7 +194,7 @@ class Laplacian(ShiftInvariantKernel):
     name = "laplacian"
 
     def __init__(self, gamma=1.0):
-        self.gamma = _positive("gamma", gamma)
+        self.gamma = _width(gamma)
 
     def get_params(self):
         return {"gamma": self.gamma}

@@ -9,10 +9,10 @@ import scipy.sparse as sp
 
 from .._constraints import Interval, Options
 from ._base import Kernel
-from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial
+from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial, check_widths
 
-__all__ = ["KERNELS", "check_kernel", "make_kernel", "resolve_gamma", "DEFAULT_DEGREE",
-           "DEFAULT_COEF0", "KERNEL_CONSTRAINTS"]
+__all__ = ["KERNELS", "check_kernel", "make_kernel", "resolve_gamma", "check_widths",
+           "DEFAULT_DEGREE", "DEFAULT_COEF0", "KERNEL_CONSTRAINTS"]
 
 KERNELS = ("linear", "polynomial", "rbf", "laplacian")
 _ALIASES = {"poly": "polynomial", "gaussian": "rbf"}
@@ -37,7 +37,8 @@ class _KernelConstraint:
 #: The constraints of the kernel parameters every kernel estimator and map shares.
 KERNEL_CONSTRAINTS = {
     "kernel": [_KernelConstraint()],
-    "gamma": [Options("scale", "auto"), Interval("real", 0, None, closed="neither")],
+    "gamma": [Options("scale", "auto"), Interval("real", 0, None, closed="neither"),
+              "array-like"],
     "degree": [Interval("int", 1, None)],
     "coef0": [Interval("real")],
     "kernel_params": [None, "dict"],
@@ -117,16 +118,17 @@ def resolve_gamma(gamma, X=None):
 
     Parameters
     ----------
-    gamma : {"scale", "auto"} or float
+    gamma : {"scale", "auto"}, float or array-like of shape (n_features,)
         ``"scale"``: ``1 / (n_features * X.var())`` (scikit-learn's convention;
         1.0 when X has zero variance), computed in float64 without overflow.
-        ``"auto"``: ``1 / n_features``. A float > 0 is returned as is.
+        ``"auto"``: ``1 / n_features``. A float > 0 is returned as is; an array
+        is per-feature widths (:func:`check_widths`).
     X : {ndarray, sparse matrix} of shape (n_samples, n_features), default=None
         Data that ``"scale"`` and ``"auto"`` are computed from.
 
     Returns
     -------
-    gamma : float
+    gamma : float or ndarray of shape (n_features,)
 
     Raises
     ------
@@ -158,10 +160,14 @@ def resolve_gamma(gamma, X=None):
                 f"(their values reach {s:.3g}), which gives a constant kernel; rescale the "
                 "features (e.g. sklearn.preprocessing.StandardScaler) or pass a numeric gamma.")
         return value
+    if not isinstance(gamma, (numbers.Real, str)) and np.ndim(gamma) >= 1:
+        return check_widths(gamma, None if X is None else X.shape[1])
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) \
             or not np.isfinite(gamma) or not gamma > 0:
-        raise ValueError(f"gamma must be 'scale', 'auto' or a finite float > 0, got {gamma!r}.")
+        raise ValueError(f"gamma must be 'scale', 'auto', a finite float > 0 or one width per "
+                         f"feature, got {gamma!r}.")
     return float(gamma)
+
 
 
 def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=DEFAULT_DEGREE,
@@ -202,6 +208,10 @@ def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=DEFAULT_DEGREE,
         return CallableKernel(kernel, kernel_params)
     if kernel_params:
         raise ValueError("kernel_params is only used with a callable kernel.")
+    if not isinstance(gamma, str) and np.ndim(gamma) and kernel not in ("rbf", "laplacian"):
+        has = "no gamma" if kernel == "linear" else "one gamma: pass a float"
+        raise ValueError(f"Per-feature widths (an array gamma) need a shift-invariant kernel "
+                         f"('rbf' or 'laplacian'); the {kernel} kernel has {has}.")
     if kernel == "linear":
         return Linear()
     g = resolve_gamma(gamma, X)
