@@ -31,6 +31,7 @@ _NAMES = {
     "ApproxKernelOneClassSVM": ".models",
     "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
     "KernelClassifierCV": ".model_selection", "KernelRegressorCV": ".model_selection",
+    "KernelWidths": ".model_selection", "learn_widths": ".model_selection",
     "ModelFileError": ".persistence", "load_model": ".persistence",
     "read_model_header": ".persistence", "save_model": ".persistence",
 }

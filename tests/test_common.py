@@ -46,6 +46,7 @@ from kernelscale import (
     KernelRegressorCV,
     KernelSVC,
     KernelSVR,
+    KernelWidths,
     LinearSVC,
     Nystroem,
     NystromKernelRidge,
@@ -73,6 +74,7 @@ DEFAULTS = [
     ApproxKernelSVR(), ApproxKernelOneClassSVM(), KernelSVR(), KernelOneClassSVM(),
     KernelLogisticRegression(), ApproxKernelPCA(), ApproxKernelKMeans(), NystromKernelRidge(),
     NystromKernelRidgeClassifier(), DoublySGDSVC(), KernelClassifierCV(), KernelRegressorCV(),
+    KernelWidths(),
 ]
 
 ESTIMATORS = DEFAULTS + [

@@ -31,7 +31,7 @@ def data(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["-C", "-1"], "C must be > 0"),
     (["-C", "abc"], "C must be a number"),
-    (["--gamma", "wide"], "gamma must be 'scale', 'auto' or a number"),
+    (["--gamma", "wide"], "'wide' is none of these"),
     (["-m", "0"], "expected a positive integer"),
     (["--memory-budget", "-5G"], "memory budget must be positive"),
     (["--model", "nonsense"], "invalid choice"),

@@ -22,8 +22,10 @@ from ._space import (
     SCORERS,
     default_alphas,
 )
+from ._widths import KernelWidths, learn_widths
 
-__all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "choose_families",
+__all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "KernelWidths",
+           "learn_widths", "choose_families",
            "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
            "exact_matrix_bytes", "exact_grid_bytes", "exact_grid_memory", "exact_svm_rows_grid",
            "falkon_grid", "nystrom_svm_grid", "rff_svm_grid", "fold_statistics", "ridge_path",

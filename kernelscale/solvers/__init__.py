@@ -19,6 +19,7 @@ from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_ob
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
 from ._sgd import SGDState, asgd_pass
 from ._subgradient import kernel_subgradient_descent, kernel_subgradient_svm, subgradient_descent
+from ._widths import holdout_loss, width_statistics
 from .falkon import (
     MAX_RELATIVE_JITTER,
     ChunkedKernelOperator,
@@ -47,6 +48,8 @@ from .smo import (
 )
 
 __all__ = [
+    "holdout_loss",
+    "width_statistics",
     "ChunkedKernelOperator",
     "FalkonPreconditioner",
     "MAX_RELATIVE_JITTER",

@@ -1,0 +1,128 @@
+"""Learned per-feature kernel widths (issue 35, item 2): the hold-out loss, its
+gradient, and ``KernelWidths`` finding the features that matter."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from kernelscale import KernelWidths, learn_widths
+from kernelscale.datasets import make_nonlinear_problem
+from kernelscale.kernels import RBF
+from kernelscale.solvers import holdout_loss, width_statistics
+
+RNG = np.random.default_rng(0)
+
+
+def test_width_statistics_is_the_weighted_sum_it_names():
+    X, Z = RNG.standard_normal((30, 4)), RNG.standard_normal((7, 4))
+    K, a, b = RNG.random((30, 7)), RNG.standard_normal((30, 2)), RNG.standard_normal((7, 2))
+    brute = np.einsum("ij,ijd->d", K * (a @ b.T), (X[:, None, :] - Z[None, :, :]) ** 2)
+    np.testing.assert_allclose(width_statistics(X, Z, K, a, b), brute, rtol=1e-10)
+
+
+@pytest.mark.parametrize("targets", [1, 3])
+def test_holdout_loss_gradient_matches_finite_differences(targets):
+    d = 5
+    X_t, X_v = RNG.standard_normal((80, d)), RNG.standard_normal((40, d))
+    Y_t, Y_v = RNG.standard_normal((80, targets)), RNG.standard_normal((40, targets))
+    Z = X_t[:15]
+    theta = np.r_[np.log(RNG.uniform(0.05, 0.5, d)), np.log(0.3)]
+    loss, grad, beta = holdout_loss(theta, X_t, Y_t, X_v, Y_v, Z)
+    step = 1e-6
+    numeric = np.array([
+        (holdout_loss(theta + step * e, X_t, Y_t, X_v, Y_v, Z, gradient=False)[0]
+         - holdout_loss(theta - step * e, X_t, Y_t, X_v, Y_v, Z, gradient=False)[0])
+        / (2 * step) for e in np.eye(d + 1)])
+    np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-9)
+    # the loss is the validation error of the ridge it names
+    K_t = rbf_kernel(X_t * np.sqrt(np.exp(theta[:d])), Z * np.sqrt(np.exp(theta[:d])), gamma=1)
+    K_z = rbf_kernel(Z * np.sqrt(np.exp(theta[:d])), gamma=1)
+    reference = np.linalg.solve(K_t.T @ K_t + np.exp(theta[d]) * K_z, K_t.T @ Y_t)
+    np.testing.assert_allclose(beta, reference, rtol=1e-6, atol=1e-8)
+
+
+@pytest.fixture(scope="module")
+def nonlinear():
+    X, y = make_nonlinear_problem(5000, random_state=0)
+    return X, y, KernelWidths(n_components=200, random_state=0).fit(X, y)
+
+
+def test_the_informative_features_get_the_largest_widths(nonlinear):
+    _, _, widths = nonlinear
+    top = set(np.argsort(widths.feature_relevance_)[::-1][:6])
+    assert top == set(range(6)), widths.feature_relevance_
+    # the noise columns are switched off, not merely ranked lower
+    assert widths.feature_relevance_[6:].sum() < 0.05
+    assert widths.loss_ < widths.initial_loss_
+    assert widths.gamma_.shape == (28,) and np.all(widths.gamma_ > 0)
+    np.testing.assert_allclose(widths.feature_relevance_.sum(), 1.0)
+
+
+def test_learned_widths_beat_the_isotropic_kernel(nonlinear):
+    from kernelscale import NystromKernelRidgeClassifier
+
+    X, y, widths = nonlinear
+    X_test, y_test = make_nonlinear_problem(3000, random_state=0, rows_seed=1)
+    learned = NystromKernelRidgeClassifier(gamma=widths.gamma_, n_components=500,
+                                           random_state=0).fit(X, y).score(X_test, y_test)
+    isotropic = NystromKernelRidgeClassifier(n_components=500, random_state=0).fit(X, y)
+    assert learned > isotropic.score(X_test, y_test) + 0.03
+
+
+def test_regression_widths_and_transform():
+    X = RNG.standard_normal((1500, 4))
+    y = np.sin(2 * X[:, 1]) + 0.05 * RNG.standard_normal(1500)
+    widths = KernelWidths(n_components=80, random_state=0).fit(X, y)
+    assert np.argmax(widths.feature_relevance_) == 1
+    assert widths.penalty_ > 0 and widths.n_iter_ == len(widths.history_)
+    # transform: the isotropic kernel (gamma 1) on its columns is the learned kernel
+    np.testing.assert_allclose(rbf_kernel(widths.transform(X[:50]), gamma=1.0),
+                               RBF(widths.gamma_).gram(X[:50], dtype=np.float64), atol=1e-10)
+    np.testing.assert_array_equal(learn_widths(X, y, n_components=80, random_state=0),
+                                  widths.gamma_)
+
+
+def test_reproducible_under_random_state():
+    X, y = make_nonlinear_problem(2000, random_state=1)
+    a = KernelWidths(n_components=60, max_iter=5, random_state=3).fit(X, y).gamma_
+    b = KernelWidths(n_components=60, max_iter=5, random_state=3).fit(X, y).gamma_
+    c = KernelWidths(n_components=60, max_iter=5, random_state=4).fit(X, y).gamma_
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_time_budget_and_early_stopping_end_the_optimisation():
+    X, y = make_nonlinear_problem(8000, random_state=0)
+    began = time.perf_counter()
+    widths = KernelWidths(n_components=300, max_iter=1000, time_budget=1.0,
+                          random_state=0).fit(X, y)
+    assert time.perf_counter() - began < 6.0
+    assert widths.n_iter_ < 1000 and widths.history_[-1]["seconds"] < 3.0
+    # patience=1: stops at the first iteration that does not improve the stopping loss
+    patient = KernelWidths(n_components=60, patience=1, max_iter=200, random_state=0)
+    patient.fit(X[:2000], y[:2000])
+    losses = [h["stop_loss"] for h in patient.history_]
+    assert patient.n_iter_ < 200 and losses[-1] >= min(losses[:-1] + [patient.initial_loss_]) * \
+        (1 - patient.tol)
+
+
+def test_memory_budget_reduces_the_subsample_and_says_so():
+    X, y = make_nonlinear_problem(3000, random_state=0)
+    with pytest.warns(UserWarning, match=r"learns on \d+ rows instead of 3000.*memory_budget >="):
+        KernelWidths(n_components=50, max_iter=2, memory_budget="1M", random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("params, X_rows, match", [
+    ({"time_budget": "soon"}, 200, "time_budget"),
+    ({"validation_fraction": 1.5}, 200, "validation_fraction"),
+    ({"n_components": 0}, 200, "n_components"),
+    ({}, 5, "at least 10 rows"),
+])
+def test_bad_input_is_one_clear_error(params, X_rows, match):
+    X, y = RNG.standard_normal((X_rows, 3)), RNG.integers(0, 2, X_rows)
+    with pytest.raises(ValueError, match=match):
+        KernelWidths(**params).fit(X, y)
