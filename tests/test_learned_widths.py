@@ -126,3 +126,87 @@ def test_bad_input_is_one_clear_error(params, X_rows, match):
     X, y = RNG.standard_normal((X_rows, 3)), RNG.integers(0, 2, X_rows)
     with pytest.raises(ValueError, match=match):
         KernelWidths(**params).fit(X, y)
+
+
+# the search with learned widths (learn_widths on KernelClassifierCV / KernelRegressorCV)
+
+@pytest.fixture(scope="module")
+def small_problem():
+    X, y = make_nonlinear_problem(3000, random_state=2)
+    X_test, y_test = make_nonlinear_problem(2000, random_state=2, rows_seed=1)
+    return X, y, X_test, y_test
+
+
+SMALL_SEARCH = {"families": ["falkon"], "n_components": 150, "gamma_factors": [0.5, 1.0, 2.0],
+                "alphas": [0.03, 0.3, 3.0], "cv": 3, "random_state": 0}
+
+
+def test_the_search_with_learned_widths_refits_what_it_scored(small_problem):
+    from sklearn.base import clone
+
+    from kernelscale import KernelClassifierCV
+
+    X, y, X_test, y_test = small_problem
+    learned = KernelClassifierCV(learn_widths=True, **SMALL_SEARCH).fit(X, y)
+    isotropic = KernelClassifierCV(learn_widths=False, **SMALL_SEARCH).fit(X, y)
+    assert isotropic.widths_ is None and learned.widths_ is not None
+    gamma = learned.best_params_["gamma"]
+    factor = learned.cv_results_["params"][learned.best_index_]["gamma"]
+    np.testing.assert_allclose(gamma, factor * learned.widths_.gamma_)
+    assert set(np.argsort(learned.feature_relevance_)[::-1][:6]) == set(range(6))
+    assert learned.score(X_test, y_test) > isotropic.score(X_test, y_test) + 0.03
+    # best_params_ is the whole configuration: refitting it gives the same model
+    again = clone(learned.best_estimator_).fit(X, y)
+    np.testing.assert_allclose(again.decision_function(X_test),
+                               learned.decision_function(X_test), atol=1e-5)
+
+
+def test_exact_svm_multiclass_refit_with_learned_widths():
+    from kernelscale import KernelClassifierCV
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 5))
+    y = np.digitize(np.sin(2 * X[:, 0]) + X[:, 1], [-0.7, 0.7])  # 3 classes, 2 features
+    search = KernelClassifierCV(families=["exact-svm"], learn_widths=True, cv=3,
+                                gamma_factors=[1.0], Cs=[1.0], random_state=0).fit(X, y)
+    assert search.best_params_["gamma"].shape == (5,)
+    # the refit's matrix came from the scaled columns: it is the scored kernel
+    assert abs(search.best_estimator_.score(X, y) - search.score(X, y)) == 0
+    assert search.best_score_ > 0.8
+
+
+def test_regression_search_learns_widths_and_the_default_stays_off_below_its_rows():
+    from kernelscale import KernelRegressorCV
+
+    X = RNG.standard_normal((800, 4))
+    y = np.sin(2 * X[:, 1]) + 0.05 * RNG.standard_normal(800)
+    params = {**{k: v for k, v in SMALL_SEARCH.items() if k != "families"}, "n_components": 80}
+    search = KernelRegressorCV(learn_widths=True, **params).fit(X, y)
+    assert np.argmax(search.feature_relevance_) == 1 and search.best_score_ > 0.9
+    assert KernelRegressorCV(**params).fit(X, y).widths_ is None  # "auto" below 20,000 rows
+
+
+def test_a_time_budget_too_short_for_the_widths_says_the_smallest(small_problem):
+    from kernelscale import KernelClassifierCV
+    from kernelscale.model_selection import SearchTimeError
+
+    X, y, _, _ = small_problem
+    with pytest.raises(SearchTimeError, match=r"too short to learn the kernel widths.*"
+                       r"give time_budget >= \d+s, or learn_widths=False"):
+        KernelClassifierCV(learn_widths=True, time_budget=1e-4, **SMALL_SEARCH).fit(X, y)
+
+
+def test_tune_prints_and_draws_the_widths(tmp_path, capsys, small_problem):
+    from kernelscale.cli import main
+
+    X, y, _, _ = small_problem
+    np.savez(tmp_path / "d.npz", X=X[:600], y=y[:600])
+    assert main(["tune", str(tmp_path / "d.npz"), "-o", str(tmp_path / "m.ksm"),
+                 "--families", "falkon", "--learn-widths", "yes", "--cv", "2",
+                 "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel widths learned in" in out and "x the learned widths" in out
+    listed = [line.split()[0] for line in out.splitlines() if line.startswith("  x")]
+    # 10 listed, the rest summed; on 600 rows the first few are informative ones
+    assert len(listed) == 10 and set(listed[:3]) <= {f"x{j}" for j in range(6)}, out
+    assert "widths written to" in out and (tmp_path / "m.widths.png").stat().st_size > 1000

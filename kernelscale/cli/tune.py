@@ -43,6 +43,9 @@ def add_parser(subparsers):
     p.add_argument("--cv", type=positive_int, default=5, help="folds (default: 5)")
     p.add_argument("--halving", action="store_true",
                    help="screen the gammas on subsamples first, fit the best third on all rows")
+    p.add_argument("--learn-widths", choices=("auto", "yes", "no"), default="auto",
+                   help="learn one kernel width per feature first (auto: from 20,000 rows on); "
+                        "prints them and draws their relevance as a PNG")
     p.add_argument("--scoring", default=None, help="score to maximise (default: accuracy)")
     p.add_argument("--n-jobs", type=int, default=1, help="threads (default: 1; -1: all)")
     p.add_argument("--seed", type=int, default=0, help="random_state (default: 0)")
@@ -61,6 +64,7 @@ def run(args):
     from .._config import parse_duration
     from ..model_selection import KernelClassifierCV
     from ._heatmap import draw_heatmap
+    from ._widths_plot import draw_widths, widths_lines
     from ._output import budget, check_output_path, describe, print_warnings, save_fit, stages
     from .fit import load_labelled
 
@@ -71,6 +75,8 @@ def run(args):
     search = KernelClassifierCV(families=args.families, cv=args.cv, scoring=args.scoring,
                                 time_budget=args.time_budget, n_jobs=args.n_jobs,
                                 halving=args.halving,
+                                learn_widths={"auto": "auto", "yes": True,
+                                              "no": False}[args.learn_widths],
                                 random_state=args.seed)
     from .._constraints import validate_params
 
@@ -101,6 +107,11 @@ def run(args):
         draw_heatmap(search.cv_results_, heatmap, scoring=search.scoring or "accuracy",
                      title=f"{Path(str(args.train)).name}: {search.scoring or 'accuracy'} "
                            f"over {search.n_splits_} folds (best outlined in red)")
+        widths_png = None
+        if search.widths_ is not None:
+            widths_png = heatmap.with_name(Path(output).stem + ".widths.png")
+            draw_widths(search.widths_, widths_png,
+                        title=f"{Path(str(args.train)).name}: learned kernel widths")
     print_warnings(caught)
     print(f"train: {args.train}: {describe(X, y)}")
     print(f"families: {search.family_choice_}")
@@ -111,10 +122,18 @@ def run(args):
     for r in search.halving_ or []:
         print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
               f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
+    if search.widths_ is not None:
+        print("\n".join(widths_lines(search.widths_)))
     for line in search.leaderboard(args.top):
         print(line)
-    print(f"best: {search.best_params_} (CV {search.best_score_:.4f})")
+    best = dict(search.best_params_)
+    if search.widths_ is not None:
+        best["gamma"] = (f"{search.cv_results_['params'][search.best_index_]['gamma']:.3g} x "
+                         "the learned widths")
+    print(f"best: {best} (CV {search.best_score_:.4f})")
     print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
     print(f"model written to {output}")
     print(f"heatmap written to {heatmap}")
+    if widths_png is not None:
+        print(f"widths written to {widths_png}")
     return 0

@@ -23,6 +23,13 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         best third goes on to three times the rows, and only the survivors
         are cross-validated on all rows (``cv_results_`` holds those;
         ``halving_`` the rounds). Needs an int ``cv``.
+    learn_widths : bool or "auto", default="auto"
+        Learn one RBF width per feature first (:class:`KernelWidths`, on a
+        subsample, within a quarter of ``time_budget``) and search around the
+        learned kernel: ``gamma_factors`` then scale the learned widths, and
+        the learned penalty joins the alphas. Features that do not help
+        prediction get widths near 0, as gradient boosting ignores them.
+        "auto": from 20,000 rows on, for 2 to 1,000 dense features.
     dtype : {{None, "float32", "float64"}}, default=None
         dtype of the refitted FALKON model (the other families' refits are
         float32 as their own defaults). The grid scores the exact minimiser of
@@ -68,6 +75,13 @@ DOC_ATTRS = """Attributes
     n_splits_ : int
     complete_ : bool
         False when the time budget or Ctrl-C stopped the search early.
+    widths_ : KernelWidths or None
+        The learned widths (None where they were not learned); ``best_params_``'s
+        ``gamma`` is then one width per feature (the factor times the widths),
+        while ``cv_results_`` lists the factors.
+    feature_relevance_ : ndarray of shape (n_features_in_,)
+        With learned widths: each feature's share of the kernel's distance
+        (``KernelWidths.feature_relevance_``).
     halving_ : list of dict or None
         With ``halving``: each screening round's rows, gammas tried and kept,
         best score and seconds.

@@ -29,6 +29,7 @@ from ._engines import classifier_model, run_family
 from ._exact import exact_grid_memory, exact_kernel_matrix, exact_refit_plan
 from ._halving import screen_gammas
 from ._results import cv_results, edge_note, leaderboard
+from ._widths import KernelWidths, WidthsTimeError
 from ._space import (
     DEFAULT_CS,
     DEFAULT_GAMMA_FACTORS,
@@ -44,6 +45,13 @@ __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
 
 #: centres the FALKON family searches with by default (its statistics cost n m^2 per gamma)
 SEARCH_MAX_CENTERS = 1000
+#: learn_widths="auto" learns them from this many rows on (below, the exact SVM's
+#: isotropic grid is fast and the widths' subsample would be most of the data)
+WIDTHS_MIN_ROWS = 20_000
+#: ... and for at most this many dense features (a step costs n m d)
+WIDTHS_MAX_FEATURES = 1000
+#: share of time_budget the widths may take
+WIDTHS_TIME_SHARE = 0.25
 
 
 class SearchTimeError(ValueError):
@@ -64,6 +72,7 @@ class _KernelSearch(BaseEstimator):
         "scoring": [None, str],
         "time_budget": [None, Interval("real", 0, None, closed="neither"), str],
         "halving": ["boolean"],
+        "learn_widths": ["boolean", Options("auto")],
         "dtype": [None, Options("float32", "float64")],
         "memory_budget": ["memory"],
         "n_jobs": N_JOBS,
@@ -73,6 +82,7 @@ class _KernelSearch(BaseEstimator):
 
     def _common_fit(self, X, y, sample_weight, classifier):
         validate_params(self)
+        started = time.perf_counter()
         budget_s = None if self.time_budget is None else parse_duration(self.time_budget)
         families = self.families
         space = {"factors": check_grid("gamma_factors",
@@ -122,6 +132,19 @@ class _KernelSearch(BaseEstimator):
                                  min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
         space["gamma_ref"] = float(make_kernel("rbf", X, gamma="scale").gamma)
         seed = rng.randint(2**31 - 1)
+        self.widths_ = self._learn_widths(X, y, classifier, budget, budget_s, seed)
+        if self.widths_ is not None:
+            # the search runs on columns scaled by sqrt(widths): its gamma 1 is the learned
+            # kernel, its factors scale it; the refit puts gamma * widths on the raw columns
+            data["X"] = self.widths_.transform(X)
+            data["raw_X"] = X
+            space["gamma_ref"] = 1.0
+            if self.alphas is None:
+                learned = self.widths_.penalty_ * float(sw.sum())
+                space["alphas"] = np.unique(np.r_[space["alphas"], learned])
+            self.feature_relevance_ = self.widths_.feature_relevance_
+            if budget_s is not None:
+                budget_s = max(budget_s - (time.perf_counter() - started), 1e-3)
         settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
                     "dtype": self.dtype, "weight_total": float(sw.sum()),
@@ -138,6 +161,28 @@ class _KernelSearch(BaseEstimator):
 
     def _classifier_settings(self):
         return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
+
+    def _learn_widths(self, X, y, classifier, budget, budget_s, seed):
+        """A fitted :class:`KernelWidths`, or None where the widths are not learned."""
+        n, d = X.shape
+        if self.learn_widths == "auto":
+            if n < WIDTHS_MIN_ROWS or d < 2 or d > WIDTHS_MAX_FEATURES or hasattr(X, "tocsr"):
+                return None
+        elif not self.learn_widths:
+            return None
+        seconds = None if budget_s is None else WIDTHS_TIME_SHARE * budget_s
+        widths = KernelWidths(task="classification" if classifier else "regression",
+                              time_budget=seconds, memory_budget=budget, random_state=seed,
+                              verbose=max(0, self.verbose - 1))
+        try:
+            widths.fit(X, y if classifier or y.ndim == 1 else y[:, 0])
+        except WidthsTimeError as error:
+            raise SearchTimeError(
+                f"time_budget={self.time_budget!r} is too short to learn the kernel widths "
+                f"({error.seconds:.1f} s for their first step); give time_budget >= "
+                f"{np.ceil(error.seconds / WIDTHS_TIME_SHARE * 4):.0f}s, or "
+                "learn_widths=False.") from None
+        return widths
 
     def _search(self, families, data, folds, space, settings, budget_s):
         start = time.perf_counter()
@@ -205,6 +250,10 @@ class _KernelSearch(BaseEstimator):
     def _refit(self, data, space, settings):
         start = time.perf_counter()
         p, X = self.best_params_, data["X"]
+        if self.widths_ is not None:
+            # the scored kernel, on the raw columns: gamma * widths per feature
+            p["gamma"] = p["gamma"] * self.widths_.gamma_
+            X = data["raw_X"]
         model, extra = self._best_model(p, settings)
         # KernelSVC's own rule: one matrix for several binary problems (its plan holds
         # it); the grid's distances make it bit for bit the kernel the search scored
@@ -212,8 +261,10 @@ class _KernelSearch(BaseEstimator):
             plan = exact_refit_plan(X, data["y_index"], data["classes"],
                                     data["sample_weight"], settings, p["gamma"])
             if plan.fits:
+                factor = self.cv_results_["params"][self.best_index_]["gamma"] / \
+                    space["gamma_ref"]
                 extra = {"kernel_matrix": exact_kernel_matrix(
-                    X, space["gamma_ref"], p["gamma"] / space["gamma_ref"], plan.fill_bytes)}
+                    data["X"], space["gamma_ref"], factor, plan.fill_bytes)}
         model.fit(X, data["y"], data["sample_weight"], **extra)
         self.best_estimator_ = model
         self.refit_time_ = time.perf_counter() - start
@@ -303,8 +354,9 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
 
     def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
                  n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
-                 break_ties=False, halving=False, dtype=None, time_budget=None,
-                 memory_budget=None, n_jobs=None, random_state=None, verbose=0):
+                 break_ties=False, halving=False, learn_widths="auto", dtype=None,
+                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
+                 verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.Cs = Cs
@@ -316,6 +368,7 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
         self.multiclass = multiclass
         self.break_ties = break_ties
         self.halving = halving
+        self.learn_widths = learn_widths
         self.dtype = dtype
         self.time_budget = time_budget
         self.memory_budget = memory_budget
@@ -390,8 +443,9 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
                               "alphas": [None, "array-like"]}
 
     def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
-                 cv=5, scoring=None, halving=False, dtype=None, time_budget=None,
-                 memory_budget=None, n_jobs=None, random_state=None, verbose=0):
+                 cv=5, scoring=None, halving=False, learn_widths="auto", dtype=None,
+                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
+                 verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.alphas = alphas
@@ -399,6 +453,7 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
         self.cv = cv
         self.scoring = scoring
         self.halving = halving
+        self.learn_widths = learn_widths
         self.dtype = dtype
         self.time_budget = time_budget
         self.memory_budget = memory_budget

@@ -27,12 +27,20 @@ from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
 from ..solvers import holdout_loss
 
-__all__ = ["KernelWidths", "learn_widths"]
+__all__ = ["KernelWidths", "WidthsTimeError", "learn_widths"]
 
 # bounds of the search, relative to the starting point (log scale): widths may
 # shrink to 1e-8 of it (a feature ignored) or grow 1e4-fold
 _SHRINK, _GROW = np.log(1e-8), np.log(1e4)
 _MIN_ROWS = 10
+
+
+class WidthsTimeError(ValueError):
+    """The time budget ended before the widths' first step."""
+
+    def __init__(self, message, seconds):
+        super().__init__(message)
+        self.seconds = seconds
 
 
 class KernelWidths(TransformerMixin, BaseEstimator):
@@ -240,6 +248,12 @@ class KernelWidths(TransformerMixin, BaseEstimator):
             return float(np.sum(R * R) / R.size)
 
         loss0, _, beta0 = holdout_loss(theta0, X_t, Y_t, X_v, Y_v, centres)
+        took = time.perf_counter() - began
+        if seconds is not None and took > seconds:
+            raise WidthsTimeError(
+                f"time_budget={self.time_budget!r} is too short to learn the widths: their "
+                f"first step on {train.size} rows took {took:.1f} s; give time_budget >= "
+                f"{np.ceil(4 * took):.0f}s, or fewer max_samples / n_components.", took)
         best = {"theta": theta0, "loss": stop_loss(theta0, beta0), "iteration": 0}
         self.initial_loss_ = best["loss"]
 
