@@ -64,8 +64,8 @@ def run(args):
     from .._config import parse_duration
     from ..model_selection import KernelClassifierCV
     from ._heatmap import draw_heatmap
-    from ._widths_plot import draw_widths, widths_lines
     from ._output import budget, check_output_path, describe, print_warnings, save_fit, stages
+    from ._widths_plot import draw_widths, widths_lines
     from .fit import load_labelled
 
     output = check_output_path(args.output, "-o")

@@ -29,7 +29,6 @@ from ._engines import classifier_model, run_family
 from ._exact import exact_grid_memory, exact_kernel_matrix, exact_refit_plan
 from ._halving import screen_gammas
 from ._results import cv_results, edge_note, leaderboard
-from ._widths import KernelWidths, WidthsTimeError
 from ._space import (
     DEFAULT_CS,
     DEFAULT_GAMMA_FACTORS,
@@ -40,6 +39,7 @@ from ._space import (
     make_folds,
     representable_alphas,
 )
+from ._widths import KernelWidths, WidthsTimeError
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
 
