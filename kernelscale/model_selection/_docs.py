@@ -41,9 +41,11 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         are not searched (a warning names those given); "float64": every
         refit is float64 (twice the memory and time of float32).
     time_budget : float or str, default=None
-        Seconds (or "90s", "10m", "1h") for the search; the gammas nearest
-        ``gamma_scale`` are tried first and no new gamma starts after it. The
-        refit of the best model comes on top (``refit_time_``).
+        Seconds (or "90s", "10m", "1h") for the whole fit: the widths, the
+        search and the refit. The gammas nearest ``gamma_scale`` are tried
+        first, and a gamma starts only if it (predicted from the last one
+        measured) and the refit of the best so far (predicted from its
+        measured fold fits; FALKON's from the grid's) end within the budget.
     memory_budget : int, str or None, default=None
         Bytes (or "2G") for the shared matrices; None: the library's default.
     n_jobs : int, default=None
