@@ -24,6 +24,7 @@ from .._validation import (
 from ..kernels import make_kernel
 from ..models import NystromKernelRidge, auto_n_components
 from ._choice import choose_families
+from ._deadline import Deadline
 from ._docs import DOC_ATTRS, DOC_PARAMS
 from ._engines import classifier_model, run_family
 from ._exact import exact_grid_memory, exact_kernel_matrix, exact_refit_plan
@@ -39,7 +40,6 @@ from ._space import (
     make_folds,
     representable_alphas,
 )
-from ._deadline import Deadline
 from ._widths import KernelWidths, WidthsTimeError
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
