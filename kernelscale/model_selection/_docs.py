@@ -84,6 +84,12 @@ DOC_ATTRS = """Attributes
     feature_relevance_ : ndarray of shape (n_features_in_,)
         With learned widths: each feature's share of the kernel's distance
         (``KernelWidths.feature_relevance_``).
+    capacity_ : list of dict or None
+        With FALKON the winner, automatic ``n_components`` and a
+        ``time_budget``: each doubling of the centres the time left allowed,
+        fitted on the first fold's training rows (``n_components``, ``score``
+        on its held-out rows, ``seconds``, ``kept``: scored better than the
+        grid's model there). ``best_params_["n_components"]`` is the last kept.
     halving_ : list of dict or None
         With ``halving``: each screening round's rows, gammas tried and kept,
         best score and seconds.

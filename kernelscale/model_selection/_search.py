@@ -23,6 +23,7 @@ from .._validation import (
 )
 from ..kernels import make_kernel
 from ..models import NystromKernelRidge, auto_n_components
+from ._capacity import grow_centres
 from ._choice import choose_families
 from ._deadline import Deadline
 from ._docs import DOC_ATTRS, DOC_PARAMS
@@ -181,8 +182,14 @@ class _KernelSearch(BaseEstimator):
                                                    given=self.alphas is not None)
         self.halving_ = [] if self.halving else None
         self._search(families, data, folds, space, settings, end)
+        first = folds[0]
         del folds  # the refit's memory plan has the whole budget
         self._refit(data, space, settings)
+        self.capacity_ = self._grow(data, first, settings, end)
+        if self.capacity_ and any(step["kept"] for step in self.capacity_):
+            spent = self.refit_time_
+            self._refit(data, space, settings)
+            self.refit_time_ += spent
         return self
 
     def _classifier_settings(self):
@@ -283,12 +290,39 @@ class _KernelSearch(BaseEstimator):
                              n_splits=int(self.cv), deadline=deadline, log=self.halving_.append)
         return {**space, "factors": kept}
 
+    def _grow(self, data, fold, settings, end):
+        """FALKON's centres, grown while the time left allows and they score better on
+        the first fold (:func:`grow_centres`, timed by the refit just done); the steps,
+        or None."""
+        p = self.best_params_
+        if p["family"] != "falkon" or self.n_components is not None or end is None:
+            return None
+        steps = []
+        scored_params = self.cv_results_["params"][self.best_index_]
+        scored = float(self.cv_results_["split0_test_score"][self.best_index_])
+
+        def make_model(m):  # on the columns the grid scored (scaled by the widths)
+            return self._best_model({**scored_params, "n_components": m}, settings)[0]
+        p["n_components"] = grow_centres(
+            make_model, data["X"], data["y"], data["sample_weight"], fold, scored,
+            m=p["n_components"], scoring=self.scoring, task=self._task, end=end,
+            refit_seconds=self.refit_time_, memory_budget=settings["memory_budget"],
+            log=steps.append)
+        if steps:
+            tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
+                              for s in steps)
+            self.family_choice_ = self.family_choice_.rstrip(".") + (
+                f"; the time left grew FALKON's centres to {p['n_components']} (first fold: "
+                f"{scored:.4f} with the grid's {steps[0]['n_components'] // 2}, then {tried})")
+        return steps
+
     def _refit(self, data, space, settings):
         start = time.perf_counter()
         p, X = self.best_params_, data["X"]
         if self.widths_ is not None:
             # the scored kernel, on the raw columns: gamma * widths per feature
-            p["gamma"] = p["gamma"] * self.widths_.gamma_
+            p["gamma"] = self.cv_results_["params"][self.best_index_]["gamma"] * \
+                self.widths_.gamma_
             X = data["raw_X"]
         model, extra = self._best_model(p, settings)
         # KernelSVC's own rule: one matrix for several binary problems (its plan holds

@@ -1,0 +1,99 @@
+"""FALKON's capacity chosen by the time left: more centres while they score better.
+
+The FALKON grid scores every (gamma, alpha) with few centres (its statistics cost
+``n m^2`` per gamma). Once the best is known and refitted (that refit's time is
+the cost model's measure), the time left buys centres: the winner is fitted
+with twice the centres on the first fold's training rows and
+scored on its held-out rows, and kept only if it scores better than the grid's
+model did there; doubling goes on while the measured fit, its refit on every row
+and the next doubling (predicted from the measured fits) fit the budget and
+``K(X, C)`` fits the memory budget. So the refitted model is one that was scored,
+on one fold, and never one that scored worse than the grid's.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.metrics import get_scorer
+
+from .._planner import falkon_plan
+
+__all__ = ["grow_centres"]
+
+#: how many centres at most (the m x m factorisations are O(m^3): 40,000 take
+#: minutes on 2 cores)
+MAX_GROWN_CENTRES = 40_000
+
+
+def kept_centres(n, d, memory_budget, itemsize=4):
+    """The most centres whose ``K(X, C)`` for ``n`` rows FALKON keeps within the budget."""
+    lo, hi = 1, MAX_GROWN_CENTRES
+    while lo < hi:
+        m = (lo + hi + 1) // 2
+        plan = falkon_plan("capacity", n=n, m=m, n_targets=1, itemsize=itemsize,
+                           budget=memory_budget, block_row_bytes=itemsize * m + 8 * d)
+        if plan.choice == "kept" and plan.fits:
+            lo = m
+        else:
+            hi = m - 1
+    return lo
+
+
+def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, task, end,
+                 refit_seconds, memory_budget, log):
+    """The number of centres to refit with: ``m`` or more, each step scored on ``fold``.
+
+    Parameters
+    ----------
+    make_model : callable
+        ``make_model(n_components)``: the winner's unfitted model.
+    X, y, sample_weight : the search's data (the columns it scored on).
+    fold : (train, test) index arrays
+    scored : float
+        The winner's score on this fold in the grid.
+    m : int
+        The grid's centres.
+    scoring : str or None
+        The search's scoring (None: accuracy / r2).
+    task : {"classifier", "regressor"}
+    end : float
+        ``time.perf_counter()`` by which the refit must be done.
+    refit_seconds : float
+        The measured refit with ``m`` centres on every row.
+    memory_budget : int
+    log : callable
+        Receives one dict per step (``n_components``, ``score``, ``seconds``, ``kept``).
+
+    Returns
+    -------
+    n_components : int
+    """
+    scorer = get_scorer(scoring or ("accuracy" if task == "classifier" else "r2"))
+    train, test = fold
+    n, d = X.shape
+    growth = n / train.size
+    cap = min(train.size, kept_centres(n, d, memory_budget))
+    best_m, best_score = m, scored
+    # a fold fit with m centres, predicted from the refit until one is measured
+    fit_m = refit_seconds / growth
+    while 2 * best_m <= cap:
+        nxt = 2 * best_m
+        # fitting costs ~ n m (kernel blocks, CG) + m^3 (factors): doubling m doubles it
+        # at least; the refit on every row adds growth times that
+        predicted = 2.0 * fit_m * (1.0 + growth)
+        if time.perf_counter() + predicted > end:
+            break
+        began = time.perf_counter()
+        model = make_model(nxt)
+        weights = None if sample_weight is None else sample_weight[train]
+        model.fit(X[train], y[train], sample_weight=weights)
+        score = float(scorer(model, X[test], y[test]))
+        seconds = time.perf_counter() - began
+        kept = bool(np.isfinite(score) and score > best_score)
+        log({"n_components": nxt, "score": score, "seconds": seconds, "kept": kept})
+        if not kept:
+            break
+        best_m, best_score, fit_m = nxt, score, seconds
+    return best_m

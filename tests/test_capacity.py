@@ -1,0 +1,88 @@
+"""FALKON's centres chosen by the time left (issue 35, item 3): grown while they score
+better on the first fold and the measured cost fits the budget."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from kernelscale.model_selection._capacity import grow_centres, kept_centres
+
+
+class _Fake(ClassifierMixin, BaseEstimator):
+    """A model whose fold score is a given function of its centres, fitting in a given time."""
+
+    def __init__(self, m=1, score=None, seconds=None):
+        self.m, self.score_of, self.seconds = m, score, seconds
+
+    def fit(self, X, y, sample_weight=None):
+        time.sleep(self.seconds(self.m))
+        self.classes_ = np.array([0.0, 1.0])
+        return self
+
+    def predict(self, X):
+        correct = int(round(self.score_of(self.m) * len(X)))
+        return np.r_[np.zeros(correct), np.ones(len(X) - correct)]
+
+
+def _grow(score, seconds, *, budget, refit_seconds=0.01, m=100, memory_budget=2**30):
+    X, y = np.zeros((10000, 3)), np.zeros(10000)
+    fold = (np.arange(8000), np.arange(8000, 10000))
+    steps = []
+    chosen = grow_centres(lambda k: _Fake(k, score, seconds), X, y, None, fold, score(m),
+                          m=m, scoring="accuracy", task="classifier",
+                          end=time.perf_counter() + budget, refit_seconds=refit_seconds,
+                          memory_budget=memory_budget, log=steps.append)
+    return chosen, steps
+
+
+def test_centres_grow_while_they_score_better():
+    chosen, steps = _grow(lambda m: min(0.9, 0.5 + m / 2000), lambda m: 0.0, budget=30)
+    assert [s["n_components"] for s in steps] == [200, 400, 800, 1600]
+    assert [s["kept"] for s in steps] == [True, True, True, False]
+    assert chosen == 800  # 1600 scored no better than 800
+
+
+def test_no_step_the_time_left_cannot_pay_for():
+    # a refit of 1 s predicts a fold fit of 0.8 s at m, 1.6 s at 2m, plus 2 s of refit
+    chosen, steps = _grow(lambda m: m / 1e4, lambda m: 0.0, budget=2.0, refit_seconds=1.0)
+    assert chosen == 100 and steps == []
+    # measured steps: each doubles the measured fit, so the steps stop before the end
+    began = time.perf_counter()
+    chosen, steps = _grow(lambda m: m / 1e5, lambda m: m * 2e-4, budget=1.5,
+                          refit_seconds=0.02)
+    assert time.perf_counter() - began < 1.5 and 0 < len(steps) < 10
+
+
+def test_memory_caps_the_centres():
+    m = kept_centres(10000, 3, 64 * 2**20)
+    # K(X, C) float32 for 10,000 rows beside its m x m factors within 64 MiB
+    assert 4 * (10000 * m + m * m) <= 64 * 2**20 < 4 * (10000 * 2 * m + 4 * m * m)
+    chosen, _ = _grow(lambda m: m / 1e5, lambda m: 0.0, budget=30, memory_budget=64 * 2**20)
+    assert chosen <= m
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_the_search_grows_falkon_within_its_time_budget():
+    from kernelscale import KernelClassifierCV
+    from kernelscale.datasets import make_nonlinear_problem
+
+    X, y = make_nonlinear_problem(5000, random_state=1)
+    began = time.perf_counter()
+    search = KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], cv=3,
+                                time_budget=40, random_state=0).fit(X, y)
+    assert time.perf_counter() - began <= 40 * 1.05
+    steps = search.capacity_
+    assert steps and steps[0]["n_components"] == 2 * search.cv_results_["params"][0][
+        "n_components"]
+    kept = [s["n_components"] for s in steps if s["kept"]]
+    m = kept[-1] if kept else search.cv_results_["params"][0]["n_components"]
+    assert search.best_params_["n_components"] == m == search.best_estimator_.n_components_
+    assert "the time left grew FALKON's centres" in search.family_choice_
+    # without a time budget the grid's centres are refitted, as scored
+    plain = KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], cv=3,
+                               random_state=0).fit(X, y)
+    assert plain.capacity_ is None
