@@ -183,7 +183,7 @@ def test_regression_search_learns_widths_and_the_default_stays_off_below_its_row
     params = {**{k: v for k, v in SMALL_SEARCH.items() if k != "families"}, "n_components": 80}
     search = KernelRegressorCV(learn_widths=True, **params).fit(X, y)
     assert np.argmax(search.feature_relevance_) == 1 and search.best_score_ > 0.9
-    assert KernelRegressorCV(**params).fit(X, y).widths_ is None  # "auto" below 20,000 rows
+    assert KernelRegressorCV(**params).fit(X, y).widths_ is None  # "auto" below 5,000 rows
 
 
 def test_a_time_budget_too_short_for_the_widths_says_the_smallest(small_problem):

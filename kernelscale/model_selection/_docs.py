@@ -29,7 +29,7 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         learned kernel: ``gamma_factors`` then scale the learned widths, and
         the learned penalty joins the alphas. Features that do not help
         prediction get widths near 0, as gradient boosting ignores them.
-        "auto": from 20,000 rows on, for 2 to 1,000 dense features.
+        "auto": from 5,000 rows on, for 2 to 200 dense features.
     dtype : {{None, "float32", "float64"}}, default=None
         dtype of the refitted FALKON model (the other families' refits are
         float32 as their own defaults). The grid scores the exact minimiser of

@@ -47,11 +47,12 @@ __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
 
 #: centres the FALKON family searches with by default (its statistics cost n m^2 per gamma)
 SEARCH_MAX_CENTERS = 1000
-#: learn_widths="auto" learns them from this many rows on (below, the exact SVM's
-#: isotropic grid is fast and the widths' subsample would be most of the data)
-WIDTHS_MIN_ROWS = 20_000
-#: ... and for at most this many dense features (a step costs n m d)
-WIDTHS_MAX_FEATURES = 1000
+#: learn_widths="auto" learns them from this many rows on (below, the held-out parts
+#: the widths are chosen on are too small to rank the features reliably)
+WIDTHS_MIN_ROWS = 5_000
+#: ... and for at most this many dense features (tabular data: a step costs n m d, and
+#: images or text, thousands of like columns, gain little)
+WIDTHS_MAX_FEATURES = 200
 #: share of time_budget the widths may take
 WIDTHS_TIME_SHARE = 0.25
 

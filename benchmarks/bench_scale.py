@@ -1,0 +1,223 @@
+"""The search at scale against gradient boosting and our own family defaults (issue 35).
+
+Every contender runs in its own process (its peak RSS is its own), one after the
+other, on the same split:
+
+- ``search``: ``KernelClassifierCV`` / ``KernelRegressorCV(time_budget=...)``
+  (learned widths, the family choice, capacity by time);
+- ``hgb``: scikit-learn's ``HistGradientBoosting*`` at its defaults, the model
+  tabular users pick instead;
+- our family defaults: ``NystromKernelRidge*()``, ``ApproxKernelSVC()`` and
+  ``KernelSVC()`` (classification; the exact SVM only where it can finish in the
+  budget's time: it is stopped at the budget otherwise, and reported as such);
+- ``sklearnex-grid``: ``GridSearchCV(sklearnex SVC)`` over 7 x 7 (gamma, C) on
+  ``--sklearnex-rows`` rows, where scikit-learn-intelex is installed.
+
+Data sets: ``nonlinear-N`` (``make_nonlinear_problem(N)``, a fresh test draw),
+``bio`` (``bio_kdd04.csv.gz``: protein homology, split by the native sequence so
+no block is on both sides; ROC AUC and average precision, as the KDD Cup scored
+it), ``beijing`` (``beijing_air_quality.csv.bz2``: log1p(PM2.5) from the other
+readings, the weather, the hour, the station; trained on the first 80% of the
+hours, tested on the last 20%). Results: ``benchmarks/results/scale_<data>.json``.
+
+Usage::
+
+    python benchmarks/bench_scale.py nonlinear-1000000 --time-budget 10m
+    python benchmarks/bench_scale.py bio beijing --time-budget 5m
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import load_line, machine_state, save  # noqa: E402
+
+LARGE = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "large"
+
+
+def load(name, data_dir=LARGE):
+    """``(X_train, y_train, X_test, y_test, task, note)`` of a named data set."""
+    if name.startswith("nonlinear-"):
+        from kernelscale.datasets import make_nonlinear_problem
+
+        n = int(float(name.split("-", 1)[1]))
+        X, y = make_nonlinear_problem(n)
+        X_test, y_test = make_nonlinear_problem(min(max(n // 5, 10_000), 100_000), rows_seed=1)
+        return X, y, X_test, y_test, "classification", "make_nonlinear_problem, 28 features"
+    import pandas as pd
+
+    if name == "bio":
+        from sklearn.model_selection import GroupShuffleSplit
+
+        frame = pd.read_csv(data_dir / "bio_kdd04.csv.gz")
+        y = frame["target"].to_numpy()
+        X = frame.drop(columns=["EXAMPLE_ID", "BLOCK_ID", "target"]).to_numpy(np.float32)
+        train, test = next(GroupShuffleSplit(1, test_size=0.25, random_state=0)
+                           .split(X, y, frame["EXAMPLE_ID"]))
+        return (X[train], y[train], X[test], y[test], "classification",
+                f"{X.shape[1]} features, {y.mean():.2%} positive, split by EXAMPLE_ID")
+    if name == "beijing":
+        frame = pd.read_csv(data_dir / "beijing_air_quality.csv.bz2")
+        numeric = ["hour", "month", "PM10", "SO2", "NO2", "CO", "O3", "TEMP", "PRES", "DEWP",
+                   "RAIN", "WSPM"]
+        frame = frame.dropna(subset=numeric + ["PM2.5", "wd"])
+        frame = frame.sort_values(["year", "month", "day", "hour"], kind="stable")
+        X = pd.concat([frame[numeric], pd.get_dummies(frame[["wd", "station"]])], axis=1)
+        X, y = X.to_numpy(np.float32), np.log1p(frame["PM2.5"].to_numpy(np.float64))
+        cut = int(0.8 * len(y))
+        return (X[:cut], y[:cut], X[cut:], y[cut:], "regression",
+                f"{X.shape[1]} features (one-hot wind and station), rows with a missing "
+                "value dropped, first 80% of the hours to train")
+    raise SystemExit(f"unknown data set {name!r}: nonlinear-N, bio or beijing")
+
+
+def _contenders(task, budget, sklearnex_rows):
+    names = ["search", "hgb", "falkon-default"]
+    if task == "classification":
+        names += ["approx-svc-default", "exact-svc-default"]
+    if sklearnex_rows:
+        names.append("sklearnex-grid")
+    return names
+
+
+def _model(name, task, budget):
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    import kernelscale as ks
+
+    classify = task == "classification"
+    if name == "search":
+        cls = ks.KernelClassifierCV if classify else ks.KernelRegressorCV
+        return cls(time_budget=budget, random_state=0)
+    if name == "hgb":
+        return (HistGradientBoostingClassifier if classify else
+                HistGradientBoostingRegressor)(random_state=0)
+    if name == "falkon-default":
+        return (ks.NystromKernelRidgeClassifier if classify else ks.NystromKernelRidge)(
+            random_state=0)
+    if name == "approx-svc-default":
+        return ks.ApproxKernelSVC(random_state=0)
+    if name == "exact-svc-default":
+        return ks.KernelSVC()
+    raise ValueError(name)
+
+
+def _scores(model, X, y, task):
+    from sklearn.metrics import average_precision_score, r2_score, roc_auc_score
+
+    if task == "regression":
+        return {"r2": float(r2_score(y, model.predict(X)))}
+    out = {"accuracy": float(np.mean(model.predict(X) == y))}
+    if len(np.unique(y)) == 2:
+        s = (model.decision_function(X) if hasattr(model, "decision_function")
+             else model.predict_proba(X)[:, 1])
+        s = s if np.ndim(s) == 1 else s[:, -1]
+        out.update(roc_auc=float(roc_auc_score(y, s)),
+                   average_precision=float(average_precision_score(y, s)))
+    return out
+
+
+def one(data, name, budget, sklearnex_rows):
+    """Run one contender in this process; print its record as JSON."""
+    import resource
+    import warnings
+
+    X, y, X_test, y_test, task, _ = load(data)
+    if name == "sklearnex-grid":
+        from sklearn.model_selection import GridSearchCV
+        from sklearnex.svm import SVC
+
+        rows = np.random.default_rng(0).permutation(len(y))[:sklearnex_rows]
+        X, y = X[rows], y[rows]
+        gamma = 1.0 / (X.shape[1] * X.var())
+        model = GridSearchCV(SVC(), {"gamma": list(gamma * 2.0 ** np.arange(-3, 4)),
+                                     "C": list(10.0 ** np.arange(-1, 2.5, 0.5))}, n_jobs=1)
+    else:
+        model = _model(name, task, budget)
+    began = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    fit_s = time.perf_counter() - began
+    record = {"contender": name, "fit_s": fit_s, "rows": int(len(y)),
+              **_scores(model, X_test, y_test, task),
+              "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+              "data_gb": (X.nbytes + X_test.nbytes) / 2**30,
+              "warnings": sorted({str(w.message)[:160] for w in caught})}
+    if hasattr(model, "best_params_"):
+        p = dict(model.best_params_)
+        if np.ndim(p.get("gamma", 0)):
+            p["gamma"] = "per-feature"
+        record.update(best_params={k: (v if isinstance(v, (int, float, str)) else str(v))
+                                   for k, v in p.items()},
+                      family_choice=getattr(model, "family_choice_", None),
+                      search_s=getattr(model, "search_time_", None),
+                      refit_s=getattr(model, "refit_time_", None))
+        if getattr(model, "feature_relevance_", None) is not None:
+            top = np.argsort(model.feature_relevance_)[::-1][:10]
+            record["top_features"] = [[int(j), float(model.feature_relevance_[j])] for j in top]
+    print("RESULT " + json.dumps(record), flush=True)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("data", nargs="+", help="nonlinear-N, bio, beijing")
+    p.add_argument("--time-budget", default="10m", help="the search's (default: 10m)")
+    p.add_argument("--contenders", default=None, help="comma list (default: all)")
+    p.add_argument("--sklearnex-rows", type=int, default=0,
+                   help="rows of GridSearchCV(sklearnex SVC) (default: 0, not run)")
+    p.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.one:
+        return one(args.data[0], args.one, args.time_budget, args.sklearnex_rows)
+    from kernelscale._config import parse_duration
+
+    seconds = parse_duration(args.time_budget)
+    for data in args.data:
+        _, _, _, _, task, note = load(data)
+        names = args.contenders.split(",") if args.contenders else \
+            _contenders(task, args.time_budget, args.sklearnex_rows)
+        before = machine_state()
+        records = []
+        for name in names:
+            command = [sys.executable, __file__, data, "--one", name,
+                       "--time-budget", args.time_budget,
+                       "--sklearnex-rows", str(args.sklearnex_rows)]
+            # a default that cannot finish in the search's time is not one it could have
+            # fitted instead: stopped there and reported as such
+            limit = 1.5 * seconds + 120 if name in ("search", "sklearnex-grid") else \
+                seconds + 60
+            began = time.perf_counter()
+            try:
+                run = subprocess.run(command, capture_output=True, text=True, timeout=limit,
+                                     env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                found = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+                record = json.loads(found[-1][7:]) if found else {
+                    "contender": name, "error": (run.stderr.strip().splitlines() or ["?"])[-1]}
+            except subprocess.TimeoutExpired:
+                record = {"contender": name, "error": f"stopped after {limit:.0f} s"}
+            record["wall_s"] = time.perf_counter() - began
+            records.append(record)
+            print(f"{data} {name}: " + ", ".join(
+                f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in record.items() if k not in ("warnings", "top_features")),
+                flush=True)
+        after = machine_state()
+        print(load_line(before, after), flush=True)
+        print("saved", save(f"scale_{data}", {
+            "command": "python benchmarks/bench_scale.py " + " ".join(argv or sys.argv[1:]),
+            "data": data, "note": note, "time_budget": args.time_budget,
+            "machine_before": before, "machine_after": after, "records": records}))
+
+
+if __name__ == "__main__":
+    main()
