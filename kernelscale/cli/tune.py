@@ -44,8 +44,9 @@ def add_parser(subparsers):
     p.add_argument("--halving", action="store_true",
                    help="screen the gammas on subsamples first, fit the best third on all rows")
     p.add_argument("--learn-widths", choices=("auto", "yes", "no"), default="auto",
-                   help="learn one kernel width per feature first (auto: from 5,000 rows of 2-200 dense features on); "
-                        "prints them and draws their relevance as a PNG")
+                   help="learn one kernel width per feature first (auto: from 5,000 rows "
+                        "of 2-200 dense features on); prints them and draws their relevance "
+                        "as a PNG")
     p.add_argument("--scoring", default=None, help="score to maximise (default: accuracy)")
     p.add_argument("--n-jobs", type=int, default=1, help="threads (default: 1; -1: all)")
     p.add_argument("--seed", type=int, default=0, help="random_state (default: 0)")
