@@ -210,3 +210,23 @@ def test_tune_prints_and_draws_the_widths(tmp_path, capsys, small_problem):
     # 10 listed, the rest summed; on 600 rows the first few are informative ones
     assert len(listed) == 10 and set(listed[:3]) <= {f"x{j}" for j in range(6)}, out
     assert "widths written to" in out and (tmp_path / "m.widths.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("family", ["exact-svm", "falkon"])
+def test_the_tuned_classifier_offers_calibrated_probabilities(family):
+    from sklearn.metrics import brier_score_loss
+
+    from kernelscale import KernelClassifierCV
+
+    X, y = make_nonlinear_problem(1500, random_state=4)
+    X_test, y_test = make_nonlinear_problem(1500, random_state=4, rows_seed=1)
+    search = KernelClassifierCV(families=[family], probability=True, gamma_factors=[1.0],
+                                Cs=[1.0], alphas=[1.0], cv=3, random_state=0).fit(X, y)
+    proba = search.predict_proba(X_test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert np.all((proba >= 0) & (proba <= 1))
+    # calibrated: better than the constant's Brier score, and agrees with predict mostly
+    assert brier_score_loss(y_test, proba[:, 1]) < 0.8 * brier_score_loss(
+        y_test, np.full(len(y_test), y.mean()))
+    assert np.mean(search.classes_[proba.argmax(axis=1)] == search.predict(X_test)) > 0.95
+    assert not hasattr(KernelClassifierCV(), "predict_proba")

@@ -206,6 +206,8 @@ def classifier_model(p, s):
     if p["family"] == "exact-svm":
         return KernelSVC(C=p["C"], gamma=p["gamma"], class_weight=s["class_weight"],
                          multiclass=s["multiclass"], break_ties=s["break_ties"],
+                         probability=s.get("probability", False),
+                         random_state=s["random_state"] if s.get("probability") else None,
                          memory_budget=s["memory_budget"], n_jobs=s["n_jobs"])
     if p["family"] == "rff-svm":
         # the draw the search made: the same frequencies and phases from the same seed
@@ -213,6 +215,7 @@ def classifier_model(p, s):
                                          random_state=s["random_state"])
         return ApproxKernelSVC(feature_map=features, C=p["C"], class_weight=s["class_weight"],
                                solver=nystrom_svm_solver(p["n_components"]),
+                               probability=s.get("probability", False),
                                memory_budget=s["memory_budget"],
                                random_state=s["random_state"])
     if p["family"] == "nystrom-svm":
@@ -222,12 +225,13 @@ def classifier_model(p, s):
                              random_state=s["random_state"])
         return ApproxKernelSVC(feature_map=landmarks, C=p["C"], class_weight=s["class_weight"],
                                solver=nystrom_svm_solver(p["n_components"]),
+                               probability=s.get("probability", False),
                                memory_budget=s["memory_budget"],
                                random_state=s["random_state"])
     return NystromKernelRidgeClassifier(
         n_components=p["n_components"], gamma=p["gamma"], alpha=p["alpha"], dtype=p["dtype"],
         class_weight=s["class_weight"], memory_budget=s["memory_budget"],
-        random_state=s["random_state"])
+        probability=s.get("probability", False), random_state=s["random_state"])
 
 
 def _svm_record(r):
