@@ -73,8 +73,8 @@ def test_the_search_grows_falkon_within_its_time_budget():
     X, y = make_nonlinear_problem(5000, random_state=1)
     began = time.perf_counter()
     search = KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], cv=3,
-                                time_budget=40, random_state=0).fit(X, y)
-    assert time.perf_counter() - began <= 40 * 1.05
+                                time_budget=15, random_state=0).fit(X, y)
+    assert time.perf_counter() - began <= 15 * 1.05
     steps = search.capacity_
     assert steps and steps[0]["n_components"] == 2 * search.cv_results_["params"][0][
         "n_components"]
@@ -86,3 +86,51 @@ def test_the_search_grows_falkon_within_its_time_budget():
     plain = KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], cv=3,
                                random_state=0).fit(X, y)
     assert plain.capacity_ is None
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_the_exact_svm_challenges_another_family_where_its_cost_fits(monkeypatch):
+    # the rule leaves the exact SVM above EXACT_MAX_ROWS; with time left, its measured cost
+    # lets it challenge the winner on the first fold, and it is refitted if it wins
+    from kernelscale import KernelClassifierCV
+    from kernelscale.datasets import make_nonlinear_problem
+    from kernelscale.model_selection import _choice
+
+    monkeypatch.setattr(_choice, "EXACT_MAX_ROWS", 1000)
+    X, y = make_nonlinear_problem(4000, random_state=5)
+    search = KernelClassifierCV(gamma_factors=[1.0], alphas=[1e3], cv=3, time_budget=60,
+                                learn_widths=False, random_state=0).fit(X, y)
+    step = search.challenger_
+    assert search.cv_results_["params"][search.best_index_]["family"] == "falkon"
+    assert 1.0 <= step["exponent"] <= 2.5 and step["score"] is not None
+    assert step["won"] == (step["score"] > step["winner_score"])
+    if step["won"]:  # an over-smoothed FALKON (alpha 1e3) loses to the exact SVM
+        assert search.best_params_["family"] == "exact-svm"
+        assert type(search.best_estimator_).__name__ == "KernelSVC"
+        assert "was refitted" in search.family_choice_
+    assert step["won"]
+    # no time budget, or families given: no challenger
+    assert KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], alphas=[1e3], cv=3,
+                              time_budget=60, random_state=0).fit(X, y).challenger_ is None
+
+
+def test_an_unaffordable_challenger_is_not_fitted():
+    from kernelscale.model_selection._capacity import exact_challenger
+
+    X, y = np.zeros((10000, 3)), np.r_[np.zeros(5000), np.ones(5000)]
+    fold = (np.arange(8000), np.arange(8000, 10000))
+    class Linear(_Fake):  # fits in 1e-4 s per row
+        def fit(self, X, y, sample_weight=None):
+            time.sleep(1e-4 * len(X))
+            self.classes_ = np.array([0.0, 1.0])
+            return self
+
+    steps = []
+    won = exact_challenger(lambda: Linear(1, lambda m: 1.0), X, y, None, fold, 0.5,
+                           scoring=None, task="classifier", end=time.perf_counter() + 1.2,
+                           seed=0, log=steps.append)
+    # measured ~n^1: the fold's fit predicted at 0.8 s and the refit at 1 s, past the
+    # 0.75 s left after the two subsample fits
+    assert not won and steps[0]["score"] is None
+    assert steps[0]["exponent"] == pytest.approx(1.0, abs=0.2)
+    assert steps[0]["predicted_fold_s"] == pytest.approx(0.8, rel=0.25)

@@ -90,6 +90,13 @@ DOC_ATTRS = """Attributes
         fitted on the first fold's training rows (``n_components``, ``score``
         on its held-out rows, ``seconds``, ``kept``: scored better than the
         grid's model there). ``best_params_["n_components"]`` is the last kept.
+    challenger_ : dict or None
+        With ``families="auto"``, a classifier, a ``time_budget`` and a winner
+        of another family: the exact SVM at its defaults (C=1, the searched
+        kernel's reference gamma) as a challenger. Its cost measured on two
+        subsamples (``exponent``, ``predicted_fold_s``, ``predicted_refit_s``);
+        where both fit the time left, its first-fold ``score`` against the
+        winner's (``winner_score``); ``won``: it was refitted instead.
     halving_ : list of dict or None
         With ``halving``: each screening round's rows, gammas tried and kept,
         best score and seconds.

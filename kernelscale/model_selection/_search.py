@@ -24,7 +24,7 @@ from .._validation import (
 )
 from ..kernels import make_kernel
 from ..models import NystromKernelRidge, auto_n_components
-from ._capacity import grow_centres
+from ._capacity import exact_challenger, grow_centres
 from ._choice import choose_families
 from ._deadline import Deadline
 from ._docs import DOC_ATTRS, DOC_PARAMS
@@ -187,12 +187,45 @@ class _KernelSearch(BaseEstimator):
         first = folds[0]
         del folds  # the refit's memory plan has the whole budget
         self._refit(data, space, settings)
+        self.challenger_ = self._challenge(data, space, first, settings, end)
+        if self.challenger_ is not None and self.challenger_["won"]:
+            spent = self.refit_time_
+            self._refit(data, space, settings, self.challenger_["params"])
+            self.refit_time_ += spent
         self.capacity_ = self._grow(data, first, settings, end)
         if self.capacity_ and any(step["kept"] for step in self.capacity_):
             spent = self.refit_time_
             self._refit(data, space, settings)
             self.refit_time_ += spent
         return self
+
+    def _challenge(self, data, space, fold, settings, end):
+        """The exact SVM at its defaults against a winner of another family, where its
+        measured cost fits the time left (:func:`exact_challenger`); the step or None."""
+        p = self.cv_results_["params"][self.best_index_]
+        if (self._task != "classifier" or p["family"] == "exact-svm" or end is None
+                or self.families != "auto"):
+            return None
+        params = {"family": "exact-svm", "gamma": space["gamma_ref"], "C": 1.0}
+
+        def make_svc():
+            return classifier_model(params, {**settings, "probability": False})
+        scored = float(self.cv_results_["split0_test_score"][self.best_index_])
+        steps = []
+        exact_challenger(make_svc, data["X"], data["y"], data["sample_weight"], fold,
+                         scored, scoring=self.scoring, task=self._task, end=end,
+                         seed=settings["random_state"], log=steps.append)
+        step = {**steps[0], "params": params, "winner_score": scored}
+        if step["won"]:
+            self.family_choice_ = self.family_choice_.rstrip(".") + (
+                f"; the exact SVM at its defaults (C=1) then scored {step['score']:.4f} on the "
+                f"first fold against the search's {scored:.4f} and was refitted (its cost "
+                f"measured: ~n^{step['exponent']:.2f}, {step['seconds']:.1f} s on the fold)")
+        elif step["score"] is not None:
+            self.family_choice_ = self.family_choice_.rstrip(".") + (
+                f"; the exact SVM at its defaults scored {step['score']:.4f} on the first fold, "
+                f"not above the search's {scored:.4f}")
+        return step
 
     def _classifier_settings(self):
         return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
@@ -321,13 +354,19 @@ class _KernelSearch(BaseEstimator):
                 f"{scored:.4f} with the grid's {steps[0]['n_components'] // 2}, then {tried})")
         return steps
 
-    def _refit(self, data, space, settings):
+    def _refit(self, data, space, settings, scored=None):
+        """Fit ``scored`` (params in the searched columns; the grid's best by default) on
+        every row as ``best_estimator_``; ``best_params_`` on the raw columns."""
         start = time.perf_counter()
-        p, X = self.best_params_, data["X"]
+        scored = dict(scored or self.cv_results_["params"][self.best_index_])
+        if self.best_params_["family"] == scored["family"]:
+            scored["n_components"] = self.best_params_.get("n_components")
+            scored = {k: v for k, v in scored.items() if v is not None}
+        self.best_params_ = p = dict(scored)
+        X = data["X"]
         if self.widths_ is not None:
             # the scored kernel, on the raw columns: gamma * widths per feature
-            p["gamma"] = self.cv_results_["params"][self.best_index_]["gamma"] * \
-                self.widths_.gamma_
+            p["gamma"] = scored["gamma"] * self.widths_.gamma_
             X = data["raw_X"]
         model, extra = self._best_model(p, settings)
         # KernelSVC's own rule: one matrix for several binary problems (its plan holds
@@ -336,8 +375,7 @@ class _KernelSearch(BaseEstimator):
             plan = exact_refit_plan(X, data["y_index"], data["classes"],
                                     data["sample_weight"], settings, p["gamma"])
             if plan.fits:
-                factor = self.cv_results_["params"][self.best_index_]["gamma"] / \
-                    space["gamma_ref"]
+                factor = scored["gamma"] / space["gamma_ref"]
                 extra = {"kernel_matrix": exact_kernel_matrix(
                     data["X"], space["gamma_ref"], factor, plan.fill_bytes)}
         model.fit(X, data["y"], data["sample_weight"], **extra)
