@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import parse_duration
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
+from .._planner import falkon_plan
 from .._progress import progress
 from .._validation import (
     check_sample_weight,
@@ -23,7 +24,7 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import make_kernel
-from ..models import NystromKernelRidge, auto_n_components
+from ..models import FLOAT32_PENALTY_FLOOR, NystromKernelRidge, auto_n_components
 from ._capacity import exact_challenger, grow_centres
 from ._choice import choose_families
 from ._deadline import Deadline
@@ -70,9 +71,11 @@ def _default(values, default):
 #: path): FALKON's (K(X, C) once, then CG) and the exact SVM's (its matrix, then SMO)
 #: measured at about half (4,000 rows: 1.36 s refit, 2.63 s unit)
 REFIT_UNIT_SHARE = 0.5
+#: the CG steps a refit with a recomputed K(X, C) is predicted to take
+FALKON_CG_STEPS = 20
 
 
-def refit_reserve(family, records, unit_seconds, growth):
+def refit_reserve(family, records, unit_seconds, growth, shape=None, memory_budget=None):
     """Seconds to keep for refitting the best of ``records`` on every row.
 
     At least ``REFIT_UNIT_SHARE`` of the grid's longest measured unit; for the
@@ -81,8 +84,20 @@ def refit_reserve(family, records, unit_seconds, growth):
     n_train``; squared for SMO).
     """
     least = REFIT_UNIT_SHARE * unit_seconds
-    if family == "falkon" or not records:
+    if not records:
         return least
+    if family == "falkon":
+        best = max(records, key=lambda r: np.nanmean(r["scores"]))["params"]
+        itemsize = 8 if best["dtype"] == "float64" else 4
+        if shape is None:
+            return least * itemsize / 4
+        n, d = shape
+        m = best["n_components"]
+        plan = falkon_plan("refit", n=n, m=m, n_targets=1, itemsize=itemsize,
+                           budget=memory_budget, block_row_bytes=itemsize * m + 8 * d)
+        # float64 costs twice float32; a K(X, C) the budget cannot keep is recomputed at
+        # every CG step (two products each, up to FALKON_MAX_ITER of them)
+        return least * itemsize / 4 * (1 if plan.choice == "kept" else 2 * FALKON_CG_STEPS)
     best = max(records, key=lambda r: np.nanmean(r["scores"]))
     # along C the folds' fits are warm-started: the refit from scratch costs the path
     # up to the best C
@@ -171,8 +186,11 @@ class _KernelSearch(BaseEstimator):
             data["raw_X"] = X
             space["gamma_ref"] = 1.0
             if self.alphas is None:
-                learned = self.widths_.penalty_ * float(sw.sum())
-                space["alphas"] = np.unique(np.r_[space["alphas"], learned])
+                # at most float32's floor unless float64 is asked for: below it the refit
+                # is float64, whose K(X, C) at 1e6 rows is recomputed at every CG step
+                penalty = self.widths_.penalty_ if self.dtype == "float64" else \
+                    max(self.widths_.penalty_, FLOAT32_PENALTY_FLOOR)
+                space["alphas"] = np.unique(np.r_[space["alphas"], penalty * float(sw.sum())])
             self.feature_relevance_ = self.widths_.feature_relevance_
         settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
@@ -271,7 +289,8 @@ class _KernelSearch(BaseEstimator):
             if deadline is not None:
                 deadline.unit_done()
                 deadline.reserve = refit_reserve(running[0], records, deadline.unit,
-                                                 n / n_train)
+                                                 n / n_train, data["X"].shape,
+                                                 settings["memory_budget"])
                 if settings.get("probability"):  # the calibration's 5 internal fits
                     deadline.reserve *= 1 + 5 * (n_train / n)
             if units_done[0] == 1 and deadline is not None and deadline.left() < 0:
