@@ -53,31 +53,44 @@ def load(name, data_dir=LARGE):
         X, y = make_nonlinear_problem(n)
         X_test, y_test = make_nonlinear_problem(min(max(n // 5, 10_000), 100_000), rows_seed=1)
         return X, y, X_test, y_test, "classification", "make_nonlinear_problem, 28 features"
-    import pandas as pd
-
     if name == "bio":
         from sklearn.model_selection import GroupShuffleSplit
 
-        frame = pd.read_csv(data_dir / "bio_kdd04.csv.gz")
-        y = frame["target"].to_numpy()
-        X = frame.drop(columns=["EXAMPLE_ID", "BLOCK_ID", "target"]).to_numpy(np.float32)
+        table = np.loadtxt(data_dir / "bio_kdd04.csv.gz", delimiter=",", skiprows=1)
+        groups, y = table[:, 0].astype(np.int64), table[:, 2].astype(np.int64)
+        X = table[:, 3:].astype(np.float32)
         train, test = next(GroupShuffleSplit(1, test_size=0.25, random_state=0)
-                           .split(X, y, frame["EXAMPLE_ID"]))
+                           .split(X, y, groups))
         return (X[train], y[train], X[test], y[test], "classification",
                 f"{X.shape[1]} features, {y.mean():.2%} positive, split by EXAMPLE_ID")
     if name == "beijing":
-        frame = pd.read_csv(data_dir / "beijing_air_quality.csv.bz2")
-        numeric = ["hour", "month", "PM10", "SO2", "NO2", "CO", "O3", "TEMP", "PRES", "DEWP",
-                   "RAIN", "WSPM"]
-        frame = frame.dropna(subset=numeric + ["PM2.5", "wd"])
-        frame = frame.sort_values(["year", "month", "day", "hour"], kind="stable")
-        X = pd.concat([frame[numeric], pd.get_dummies(frame[["wd", "station"]])], axis=1)
-        X, y = X.to_numpy(np.float32), np.log1p(frame["PM2.5"].to_numpy(np.float64))
-        cut = int(0.8 * len(y))
-        return (X[:cut], y[:cut], X[cut:], y[cut:], "regression",
-                f"{X.shape[1]} features (one-hot wind and station), rows with a missing "
-                "value dropped, first 80% of the hours to train")
+        return _beijing(data_dir)
     raise SystemExit(f"unknown data set {name!r}: nonlinear-N, bio or beijing")
+
+
+def _beijing(data_dir):
+    """log1p(PM2.5) from the other readings, one-hot wind direction and station."""
+    import bz2
+    import csv
+
+    numeric = ["hour", "month", "PM10", "SO2", "NO2", "CO", "O3", "TEMP", "PRES", "DEWP",
+               "RAIN", "WSPM"]
+    with bz2.open(data_dir / "beijing_air_quality.csv.bz2", "rt", newline="") as handle:
+        rows = [r for r in csv.DictReader(handle)
+                if all(r[c] not in ("", "NA") for c in numeric + ["PM2.5", "wd"])]
+    rows.sort(key=lambda r: (int(r["year"]), int(r["month"]), int(r["day"]), int(r["hour"])))
+    winds = sorted({r["wd"] for r in rows})
+    stations = sorted({r["station"] for r in rows})
+    X = np.zeros((len(rows), len(numeric) + len(winds) + len(stations)), dtype=np.float32)
+    for i, r in enumerate(rows):
+        X[i, :len(numeric)] = [float(r[c]) for c in numeric]
+        X[i, len(numeric) + winds.index(r["wd"])] = 1.0
+        X[i, len(numeric) + len(winds) + stations.index(r["station"])] = 1.0
+    y = np.log1p(np.array([float(r["PM2.5"]) for r in rows]))
+    cut = int(0.8 * len(y))
+    return (X[:cut], y[:cut], X[cut:], y[cut:], "regression",
+            f"{X.shape[1]} features ({len(numeric)} readings, one-hot wind direction and "
+            "station), rows with a missing value dropped, the first 80% of the hours to train")
 
 
 def _contenders(task, budget, sklearnex_rows):
@@ -89,7 +102,11 @@ def _contenders(task, budget, sklearnex_rows):
     return names
 
 
-def _model(name, task, budget):
+#: the score the search maximises per data set (the KDD Cup ranked bio by ROC AUC)
+SCORING = {"bio": "roc_auc"}
+
+
+def _model(name, task, budget, scoring=None):
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
     import kernelscale as ks
@@ -97,7 +114,7 @@ def _model(name, task, budget):
     classify = task == "classification"
     if name == "search":
         cls = ks.KernelClassifierCV if classify else ks.KernelRegressorCV
-        return cls(time_budget=budget, random_state=0)
+        return cls(time_budget=budget, scoring=scoring, random_state=0)
     if name == "hgb":
         return (HistGradientBoostingClassifier if classify else
                 HistGradientBoostingRegressor)(random_state=0)
@@ -142,7 +159,7 @@ def one(data, name, budget, sklearnex_rows):
         model = GridSearchCV(SVC(), {"gamma": list(gamma * 2.0 ** np.arange(-3, 4)),
                                      "C": list(10.0 ** np.arange(-1, 2.5, 0.5))}, n_jobs=1)
     else:
-        model = _model(name, task, budget)
+        model = _model(name, task, budget, SCORING.get(data))
     began = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
