@@ -185,6 +185,34 @@ def one(data, name, budget, sklearnex_rows):
     print("RESULT " + json.dumps(record), flush=True)
 
 
+def report(data):
+    """A markdown table of a saved run (``--report``)."""
+    from _common import RESULTS
+
+    run = json.loads((RESULTS / f"scale_{data}.json").read_text())
+    before, after = run["machine_before"], run["machine_after"]
+    keys = [k for k in ("accuracy", "roc_auc", "average_precision", "r2")
+            if any(k in r for r in run["records"])]
+    lines = [f"`{run['command']}` ({run['note']}; load {before['load_1min']:.2f} before, "
+             f"{after['load_1min']:.2f} after, {before['cores']} cores; threads: "
+             f"{before['threads']})", "",
+             "| contender | rows fitted | " + " | ".join(keys) +
+             " | fit s | peak RSS GB | what |", "|" + "---|" * (len(keys) + 5)]
+    for r in run["records"]:
+        if "error" in r:
+            lines.append(f"| {r['contender']} | | " + " | ".join("" for _ in keys) +
+                         f" | {r['wall_s']:.0f} | | {r['error']} |")
+            continue
+        what = ""
+        if r.get("best_params"):
+            what = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in r["best_params"].items())
+        lines.append(f"| {r['contender']} | {r['rows']} | " +
+                     " | ".join(f"{r[k]:.4f}" for k in keys) +
+                     f" | {r['fit_s']:.1f} | {r['peak_rss_gb']:.2f} | {what} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("data", nargs="+", help="nonlinear-N, bio, beijing")
@@ -192,8 +220,13 @@ def main(argv=None):
     p.add_argument("--contenders", default=None, help="comma list (default: all)")
     p.add_argument("--sklearnex-rows", type=int, default=0,
                    help="rows of GridSearchCV(sklearnex SVC) (default: 0, not run)")
+    p.add_argument("--report", action="store_true",
+                   help="print the saved runs as markdown tables instead")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.report:
+        print("\n\n".join(report(data) for data in args.data))
+        return None
     if args.one:
         return one(args.data[0], args.one, args.time_budget, args.sklearnex_rows)
     from kernelscale._config import parse_duration

@@ -405,3 +405,21 @@ def test_ctrl_c_during_kernelscale_tune_keeps_the_best_so_far(tmp_path):
     assert b"(stopped early)" in out and b"model written to" in out
     assert b"interrupted" in seen + err
     assert model.is_file()
+
+
+def test_penalties_whose_float64_refit_cannot_keep_its_kernel_are_not_searched():
+    # issue 35: at 1e6 rows the best alpha (1e-6 n) was refitted in float64 with K(X, C)
+    # recomputed at every CG step: 600 s for a 10-minute search. Where the float64 refit
+    # cannot keep K(X, C) in the budget, the search keeps to float32's floor
+    from kernelscale.models import FLOAT32_PENALTY_FLOOR
+
+    X, y, _, _ = _smooth_regression(3000)
+    tight = KernelRegressorCV(n_components=200, gamma_factors=[1.0], cv=3,
+                              memory_budget="5M", random_state=0).fit(X, y)
+    alphas = np.array([p["alpha"] for p in tight.cv_results_["params"]])
+    assert alphas.min() >= FLOAT32_PENALTY_FLOOR * len(y)
+    assert "not searched: their float64 refit could not keep K(X, C)" in tight.family_choice_
+    roomy = KernelRegressorCV(n_components=200, gamma_factors=[1.0], cv=3,
+                              random_state=0).fit(X, y)
+    assert min(p["alpha"] for p in roomy.cv_results_["params"]) < \
+        FLOAT32_PENALTY_FLOOR * len(y)

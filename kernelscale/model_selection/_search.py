@@ -13,7 +13,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._config import parse_duration
+from .._config import format_bytes, parse_duration
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
 from .._planner import falkon_plan
 from .._progress import progress
@@ -197,9 +197,23 @@ class _KernelSearch(BaseEstimator):
                     "dtype": self.dtype, "weight_total": float(sw.sum()),
                     **self._classifier_settings()}
         if "falkon" in families:
-            space["alphas"] = representable_alphas(space["alphas"], self.dtype,
+            dtype = self.dtype
+            if dtype is None and not self._float64_refit_fits(n, d, space, budget):
+                # a float64 refit would recompute K(X, C) at every CG step (at 1e6 rows,
+                # 600 s for a 10-minute search): penalties below float32's floor are not
+                # searched, as with dtype="float32"
+                dtype = "float32"
+                floor = FLOAT32_PENALTY_FLOOR * settings["weight_total"]
+                if np.any(np.asarray(space["alphas"]) < floor):
+                    self.family_choice_ = self.family_choice_.rstrip(".") + (
+                        f"; FALKON alphas below float32's floor ({floor:.3g}) not searched: "
+                        f"their float64 refit could not keep K(X, C) ({n} x "
+                        f"{space['n_components']} float64) within the memory budget "
+                        f"({format_bytes(budget)})")
+            space["alphas"] = representable_alphas(space["alphas"], dtype,
                                                    settings["weight_total"],
-                                                   given=self.alphas is not None)
+                                                   given=self.alphas is not None and
+                                                   self.dtype == "float32")
         self.halving_ = [] if self.halving else None
         self._search(families, data, folds, space, settings, end)
         first = folds[0]
@@ -247,6 +261,14 @@ class _KernelSearch(BaseEstimator):
 
     def _classifier_settings(self):
         return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
+
+    @staticmethod
+    def _float64_refit_fits(n, d, space, budget):
+        """Whether a float64 FALKON refit keeps its K(X, C) within the budget."""
+        m = space["n_components"]
+        plan = falkon_plan("refit", n=n, m=m, n_targets=1, itemsize=8, budget=budget,
+                           block_row_bytes=8 * m + 8 * d)
+        return plan.choice == "kept" and plan.fits
 
     def _learn_widths(self, X, y, classifier, budget, budget_s, seed):
         """A fitted :class:`KernelWidths`, or None where the widths are not learned."""
