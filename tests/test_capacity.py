@@ -130,8 +130,32 @@ def test_an_unaffordable_challenger_is_not_fitted():
     won = exact_challenger(lambda: Linear(1, lambda m: 1.0), X, y, None, fold, 0.5,
                            scoring=None, task="classifier", end=time.perf_counter() + 1.2,
                            seed=0, log=steps.append)
-    # measured ~n^1: the fold's fit predicted at 0.8 s and the refit at 1 s, past the
-    # 0.75 s left after the two subsample fits
+    # fits of 1,500 and 3,000 rows (0.15 s, 0.3 s) measure n^1: the fold's fit predicted
+    # at 0.8 s and its refit at 1 s, past the time left
     assert not won and steps[0]["score"] is None
+    assert steps[0]["measured_rows"] == [1500, 3000]
     assert steps[0]["exponent"] == pytest.approx(1.0, abs=0.2)
-    assert steps[0]["predicted_fold_s"] == pytest.approx(0.8, rel=0.25)
+
+
+def test_small_fits_overhead_does_not_predict_a_large_fit_cheap():
+    # regression (1e6 rows): two small fits dominated by overhead measured n^1, which
+    # predicted 80 s for the first fold's 800,000 rows; the exact SVM then ran for hours
+    from kernelscale.model_selection._capacity import exact_challenger
+
+    class Quadratic(_Fake):  # 0.05 s of overhead, then quadratic in the rows
+        def fit(self, X, y, sample_weight=None):
+            assert len(X) <= 100_000, "fitted on the fold: hours at this cost"
+            time.sleep(0.05 + 1e-9 * len(X) ** 2)
+            self.classes_ = np.array([0.0, 1.0])
+            return self
+
+    n = 1_000_000
+    X, y = np.zeros((n, 1), dtype=np.float32), np.r_[np.zeros(n // 2), np.ones(n // 2)]
+    fold = (np.arange(800_000), np.arange(800_000, n))
+    steps = []
+    won = exact_challenger(lambda: Quadratic(1, lambda m: 1.0), X, y, None, fold, 0.5,
+                           scoring=None, task="classifier", end=time.perf_counter() + 60,
+                           seed=0, log=steps.append)
+    assert not won and steps[0]["score"] is None
+    # it measured past the overhead (the old two fits predicted 16 s for the fold)
+    assert len(steps[0]["measured_rows"]) >= 3 and steps[0]["predicted_fold_s"] > 20

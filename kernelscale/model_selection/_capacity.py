@@ -105,10 +105,11 @@ def exact_challenger(make_svc, X, y, sample_weight, fold, scored, *, scoring, ta
 
     Beyond the rows where the family rule searches it, the exact SVM is often the
     more accurate model, and a single fit at its defaults may cost little. Its cost
-    is measured, not assumed: two fits on subsamples of the fold's training rows
-    give the exponent of its growth (SMO's lies between 1 and 2.5), which predicts
-    the fold's fit and the refit on every row; only if both end within the budget is
-    it fitted on the fold and scored on its held-out rows.
+    is measured, not assumed: fits on subsamples of the fold's training rows,
+    doubling up to an eighth of them, give the exponent of its growth (SMO's lies
+    between 1 and 2.5), which predicts the fold's fit and the refit on every row;
+    only if both end within the budget is it fitted on the fold and scored on its
+    held-out rows.
 
     Returns
     -------
@@ -118,20 +119,29 @@ def exact_challenger(make_svc, X, y, sample_weight, fold, scored, *, scoring, ta
     train, test = fold
     n, n_t = X.shape[0], train.size
     rng = np.random.RandomState(seed)
-    sizes = sorted({min(n_t, 1500), min(n_t, 3000)})
-    times = []
-    for size in sizes:
+    # subsamples doubling from 1,500 rows up to an eighth of the fold: the growth of a small
+    # fit is its overhead's (n^1 at 3,000 rows, n^2 beyond); each fit's exponent, from the
+    # last two, predicts the fold's fit, and the measuring stops once that is past the time
+    # left (at 1e6 rows, n^1 from 3,000 rows predicted 80 s for an hours-long fit)
+    sizes, times, exponent = [], [], 2.0
+    size = min(n_t, 1500)
+    while True:
         rows = np.sort(rng.choice(train, size, replace=False))
         began = time.perf_counter()
         make_svc().fit(X[rows], y[rows])
+        sizes.append(size)
         times.append(time.perf_counter() - began)
-    exponent = 2.0
-    if len(sizes) == 2 and times[0] > 0:
-        exponent = float(np.clip(np.log(times[1] / times[0]) / np.log(sizes[1] / sizes[0]),
-                                 1.0, 2.5))
-    fold_s = times[-1] * (n_t / sizes[-1]) ** exponent
-    refit_s = fold_s * (n / n_t) ** exponent
+        if len(sizes) >= 2 and times[-2] > 0:
+            exponent = float(np.clip(np.log(times[-1] / times[-2])
+                                     / np.log(sizes[-1] / sizes[-2]), 1.0, 2.5))
+        fold_s = times[-1] * (n_t / size) ** exponent
+        refit_s = fold_s * (n / n_t) ** exponent
+        late = len(sizes) >= 2 and time.perf_counter() + fold_s + refit_s > end
+        if late or 2 * size > max(n_t // 8, 3000) or size >= n_t:
+            break
+        size = min(n_t, 2 * size)
     step = {"predicted_fold_s": fold_s, "predicted_refit_s": refit_s, "exponent": exponent,
+            "measured_rows": sizes,
             "score": None, "seconds": None, "won": False}
     if time.perf_counter() + fold_s + refit_s <= end:
         began = time.perf_counter()
