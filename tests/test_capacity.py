@@ -73,9 +73,10 @@ def test_the_search_grows_falkon_within_its_time_budget():
     X, y = make_nonlinear_problem(3000, random_state=1)
     began = time.perf_counter()
     search = KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], cv=3,
-                                time_budget=40, random_state=0).fit(X, y)
+                                time_budget=120, random_state=0).fit(X, y)
     # the cap (the fold's 2,000 training rows) ends the doubling long before the budget
-    assert time.perf_counter() - began <= 40 * 1.05
+    # (ample: a cold numba cache puts its compilation in the measured refit)
+    assert time.perf_counter() - began <= 120 * 1.05
     steps = search.capacity_
     assert steps and steps[0]["n_components"] == 2 * search.cv_results_["params"][0][
         "n_components"]
