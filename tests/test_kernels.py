@@ -223,3 +223,13 @@ def test_float32_rbf_block_matches_float64_expansion():
     exponent = dots.copy()
     rbf_exponent(exponent, xs, ys, exp_floor(np.float32))
     np.testing.assert_allclose(got, np.exp(exponent.astype(np.float64)), rtol=1.2e-7, atol=0)
+
+
+def test_a_kernel_without_sparse_products_cannot_be_prepared_sparse():
+    import scipy.sparse as sp
+
+    from kernelscale.kernels import Laplacian
+    from kernelscale.kernels._base import SparsePreparedKernel
+
+    with pytest.raises(ValueError, match="has no sparse products"):
+        SparsePreparedKernel(Laplacian(1.0), sp.eye(3, format="csr"), np.float64)

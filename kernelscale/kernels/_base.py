@@ -52,7 +52,9 @@ class Kernel(ABC):
     #: True when ``k(x, y)`` depends on ``x - y`` only (RBF, Laplacian).
     shift_invariant = False
     #: True when a sparse row block may be multiplied without densifying it
-    #: (the kernel then defines ``_evaluate_sparse(Xb, Yw, setup, columns, out)``).
+    #: (the kernel then defines ``_evaluate_sparse(Xb, Yw, setup, columns, out)`` and,
+    #: for a sparse second argument, ``_from_products(products, x_sqnorm, y_sqnorm,
+    #: out)``: ``k`` from the float64 products ``x . y`` and the squared norms).
     sparse_products = False
     #: False when the kernel sees the rows as given (a callable), not densified.
     dense_input = True
@@ -136,10 +138,6 @@ class Kernel(ABC):
                 and 2 * 8 * Y.shape[0] * Y.shape[1] > memory_budget // 2):
             return SparsePreparedKernel(self, Y, dtype)
         return PreparedKernel(self, Y, dtype)
-
-    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
-        """``k`` from the float64 products ``x . y`` and squared norms (sparse second argument)."""
-        raise NotImplementedError  # pragma: no cover - kernels with sparse_products define it
 
     def gram(self, X, Y=None, *, dtype=None, memory_budget=None, out=None):
         """The Gram matrix ``k(X, Y)``, computed in row blocks under ``memory_budget``.
@@ -405,11 +403,14 @@ class SparsePreparedKernel:
     Made by :meth:`Kernel.prepare` when densifying ``Y`` would overrun the
     memory budget (a wide CSR matrix: 200 x 20,000 is 32 MB dense, 0.5 MB at 1%
     density). Each block is ``x . y`` by a sparse product (float64) and the
-    kernel's own finish (:meth:`Kernel._from_products`); no shift is applied, so
+    kernel's own finish (its ``_from_products``); no shift is applied, so
     the products are float64 whatever the output dtype.
     """
 
     def __init__(self, kernel, Y, dtype):
+        if not kernel.sparse_products:
+            raise ValueError(f"{type(kernel).__name__} has no sparse products: a sparse second "
+                             "argument is densified for it (Kernel.prepare does so).")
         self.kernel = kernel
         self.dtype = np.dtype(dtype)
         self.scale = kernel._column_scale()
