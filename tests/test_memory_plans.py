@@ -110,6 +110,17 @@ PATHS = {
         lambda d, b: ks.KernelClassifierCV(families="nystrom-svm", gamma_factors=[1.0],
                                            Cs=[1, 10], n_components=200, memory_budget=b,
                                            random_state=0).fit(*d)),
+    # issue 35: the widths' subsample sized by the planner (widths_plan), and the search's
+    # copy of the columns scaled by them counted against the budget
+    "KernelWidths": (
+        8 * MIB, lambda: _classification(12000, d=10),
+        lambda d, b: ks.KernelWidths(n_components=100, max_iter=3, memory_budget=b,
+                                     random_state=0).fit(*d)),
+    "FALKON grid with learned widths": (
+        12 * MIB, lambda: _classification(20000, d=20),
+        lambda d, b: ks.KernelClassifierCV(families="falkon", gamma_factors=[1.0],
+                                           learn_widths=True, n_components=200,
+                                           memory_budget=b, random_state=0).fit(*d)),
     "RFF SVM grid": (
         32 * MIB, lambda: _classification(8000, d=8),
         lambda d, b: ks.KernelClassifierCV(families="rff-svm", gamma_factors=[1.0],

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import format_bytes, parse_duration
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
-from .._planner import falkon_plan
+from .._planner import MemoryPlan, falkon_plan, nbytes
 from .._progress import progress
 from .._validation import (
     check_sample_weight,
@@ -160,6 +160,19 @@ class _KernelSearch(BaseEstimator):
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
+        seed = rng.randint(2**31 - 1)
+        end = None if budget_s is None else started + budget_s
+        self.widths_ = self._learn_widths(X, y, classifier, budget, budget_s, seed)
+        if self.widths_ is not None:
+            # the search runs on columns scaled by sqrt(widths): its gamma 1 is the learned
+            # kernel, its factors scale it; the refit puts gamma * widths on the raw columns.
+            # The scaled copy is held throughout: the search's plans get what is left
+            data["raw_X"], data["X"] = X, self.widths_.transform(X)
+            copy = nbytes(data["X"]) if data["X"] is not X else 0
+            MemoryPlan("the columns scaled by the learned widths", budget,
+                       {"scaled columns": copy}).require(" (or learn_widths=False)")
+            budget -= copy
+            self.feature_relevance_ = self.widths_.feature_relevance_
         if families == "auto":
             exact_plan = None
             if classifier:  # the grid's own plan: one answer to "does the matrix fit"
@@ -175,23 +188,14 @@ class _KernelSearch(BaseEstimator):
         n_train = min(len(tr) for tr, _ in folds)
         space["n_components"] = (int(self.n_components) if self.n_components is not None else
                                  min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
-        space["gamma_ref"] = float(make_kernel("rbf", X, gamma="scale").gamma)
-        seed = rng.randint(2**31 - 1)
-        end = None if budget_s is None else started + budget_s
-        self.widths_ = self._learn_widths(X, y, classifier, budget, budget_s, seed)
-        if self.widths_ is not None:
-            # the search runs on columns scaled by sqrt(widths): its gamma 1 is the learned
-            # kernel, its factors scale it; the refit puts gamma * widths on the raw columns
-            data["X"] = self.widths_.transform(X)
-            data["raw_X"] = X
-            space["gamma_ref"] = 1.0
-            if self.alphas is None:
-                # at most float32's floor unless float64 is asked for: below it the refit
-                # is float64, whose K(X, C) at 1e6 rows is recomputed at every CG step
-                penalty = self.widths_.penalty_ if self.dtype == "float64" else \
-                    max(self.widths_.penalty_, FLOAT32_PENALTY_FLOOR)
-                space["alphas"] = np.unique(np.r_[space["alphas"], penalty * float(sw.sum())])
-            self.feature_relevance_ = self.widths_.feature_relevance_
+        space["gamma_ref"] = 1.0 if self.widths_ is not None else \
+            float(make_kernel("rbf", X, gamma="scale").gamma)
+        if self.widths_ is not None and self.alphas is None:
+            # at most float32's floor unless float64 is asked for: below it the refit is
+            # float64, whose K(X, C) at 1e6 rows is recomputed at every CG step
+            penalty = self.widths_.penalty_ if self.dtype == "float64" else \
+                max(self.widths_.penalty_, FLOAT32_PENALTY_FLOOR)
+            space["alphas"] = np.unique(np.r_[space["alphas"], penalty * float(sw.sum())])
         settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
                     "dtype": self.dtype, "weight_total": float(sw.sum()),

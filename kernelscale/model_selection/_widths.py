@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._config import format_bytes, parse_duration
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._planner import bytes_up, widths_plan
 from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
 from ..solvers import holdout_loss
 
@@ -171,7 +172,8 @@ class KernelWidths(TransformerMixin, BaseEstimator):
                              f"training, validation and stopping parts); got n_samples={n}.")
         classification = self._is_classification(y)
         rng = check_random_state(self.random_state)
-        rows = self._subsample(n, y if classification else None, rng)
+        n_targets = 1 if not classification or np.unique(y).size == 2 else np.unique(y).size
+        rows = self._subsample(n, d, n_targets, y if classification else None, rng)
         Xs = dense_rows(X[rows], 0, rows.size, np.float64)
         Y = _targets(y[rows], classification)
         parts = _split(rows.size, self.validation_fraction, rng,
@@ -200,21 +202,22 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         kind = type_of_target(y)
         return kind in ("binary", "multiclass") and np.unique(y).size < 50
 
-    def _subsample(self, n, labels, rng):
+    def _subsample(self, n, d, n_targets, labels, rng):
         budget = resolve_memory_budget(self.memory_budget)
-        m = self.n_components
-        # K_t, K_v, K_stop, and the products of one gradient: ~6 float64 values per
-        # row and centre, beside the m x m systems
-        per_row = 6 * 8 * m
-        fits = max(100, int((budget - 8 * 8 * m * m) // per_row))
         size = min(n, self.max_samples)
-        if fits < size:
+        plan = widths_plan(n=size, m=self.n_components, d=d, n_targets=n_targets,
+                           budget=budget)
+        if plan.rows < _MIN_ROWS:
+            least = widths_plan(n=_MIN_ROWS, m=self.n_components, d=d, n_targets=n_targets,
+                                budget=budget)
+            least.require(f" (or fewer n_components than {self.n_components})")
+        if plan.rows < size:
             warnings.warn(
-                f"KernelWidths learns on {fits} rows instead of {size}: the memory budget "
-                f"({format_bytes(budget)}) holds the kernel blocks of only {fits} rows with "
-                f"{m} centres; memory_budget >= {format_bytes(size * per_row + 64 * m * m)} "
+                f"KernelWidths learns on {plan.rows} rows instead of {size}: the memory budget "
+                f"({format_bytes(budget)}) holds the kernel blocks of only {plan.rows} rows "
+                f"with {self.n_components} centres; memory_budget >= {bytes_up(plan.total)} "
                 "holds them all.", UserWarning, stacklevel=3)
-            size = fits
+            size = plan.rows
         if size >= n:
             return np.arange(n)
         if labels is None:
