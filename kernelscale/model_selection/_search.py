@@ -75,6 +75,15 @@ REFIT_UNIT_SHARE = 0.5
 FALKON_CG_STEPS = 20
 
 
+def _fold_settings(data, fold, settings):
+    """Settings of a fit on the first fold: uncalibrated, its budget less the fold's copy."""
+    train, test = fold
+    copy = nbytes(data["X"][:1]) * (len(train) + len(test))
+    MemoryPlan("a fit on the first fold", settings["memory_budget"],
+               {"the fold's rows": copy}).require()
+    return {**settings, "probability": False, "memory_budget": settings["memory_budget"] - copy}
+
+
 def refit_reserve(family, records, unit_seconds, growth, shape=None, memory_budget=None):
     """Seconds to keep for refitting the best of ``records`` on every row.
 
@@ -244,8 +253,10 @@ class _KernelSearch(BaseEstimator):
             return None
         params = {"family": "exact-svm", "gamma": space["gamma_ref"], "C": 1.0}
 
+        fold_settings = _fold_settings(data, fold, settings)
+
         def make_svc():
-            return classifier_model(params, {**settings, "probability": False})
+            return classifier_model(params, fold_settings)
         scored = float(self.cv_results_["split0_test_score"][self.best_index_])
         steps = []
         exact_challenger(make_svc, data["X"], data["y"], data["sample_weight"], fold,
@@ -383,9 +394,10 @@ class _KernelSearch(BaseEstimator):
         scored_params = self.cv_results_["params"][self.best_index_]
         scored = float(self.cv_results_["split0_test_score"][self.best_index_])
 
+        fold_settings = _fold_settings(data, fold, settings)
+
         def make_model(m):  # on the columns the grid scored (scaled by the widths)
-            return self._best_model({**scored_params, "n_components": m},
-                                    {**settings, "probability": False})[0]
+            return self._best_model({**scored_params, "n_components": m}, fold_settings)[0]
         p["n_components"] = grow_centres(
             make_model, data["X"], data["y"], data["sample_weight"], fold, scored,
             m=p["n_components"], scoring=self.scoring, task=self._task, end=end,
