@@ -10,8 +10,11 @@ other, on the same split:
 - our family defaults: ``NystromKernelRidge*()``, ``ApproxKernelSVC()`` and
   ``KernelSVC()`` (classification; the exact SVM only where it can finish in the
   budget's time: it is stopped at the budget otherwise, and reported as such);
-- ``sklearnex-grid``: ``GridSearchCV(sklearnex SVC)`` over 7 x 7 (gamma, C) on
-  ``--sklearnex-rows`` rows, where scikit-learn-intelex is installed.
+- ``sklearnex-grid``: ``GridSearchCV(sklearnex SVC)`` over 7 x 7 (gamma, C), 5 folds,
+  on ``--sklearnex-rows`` rows, where scikit-learn-intelex is installed; ``auto``:
+  the largest subsample whose grid should finish in 30 minutes (a pilot grid on
+  2,000 rows timed, its cost scaled as rows^2; the fit itself is reported, so a
+  miss shows).
 
 Data sets: ``nonlinear-N`` (``make_nonlinear_problem(N)``, a fresh test draw),
 ``bio`` (``bio_kdd04.csv.gz``: protein homology, split by the native sequence so
@@ -97,7 +100,7 @@ def _contenders(task, budget, sklearnex_rows):
     names = ["search", "hgb", "falkon-default"]
     if task == "classification":
         names += ["approx-svc-default", "exact-svc-default"]
-    if sklearnex_rows:
+    if sklearnex_rows not in ("0", 0):
         names.append("sklearnex-grid")
     return names
 
@@ -143,21 +146,43 @@ def _scores(model, X, y, task):
     return out
 
 
-def one(data, name, budget, sklearnex_rows):
+#: the wall time GridSearchCV(sklearnex SVC) is given (the issue's "finishes in 30 minutes")
+SKLEARNEX_GRID_S = 1800
+PILOT_ROWS = 2000
+
+
+def _sklearnex_grid(X, y):
+    from sklearn.model_selection import GridSearchCV
+    from sklearnex.svm import SVC
+
+    gamma = 1.0 / (X.shape[1] * X.var())
+    return GridSearchCV(SVC(), {"gamma": list(gamma * 2.0 ** np.arange(-3, 4)),
+                                "C": list(10.0 ** np.arange(-1, 2.5, 0.5))}, n_jobs=1)
+
+
+def grid_rows(X, y, rows):
+    """The grid's rows: ``rows``, or for "auto" the pilot's time scaled to 30 minutes."""
+    if rows != "auto":
+        return int(rows), None
+    order = np.random.default_rng(0).permutation(len(y))[:PILOT_ROWS]
+    began = time.perf_counter()
+    _sklearnex_grid(X[order], y[order]).fit(X[order], y[order])
+    pilot = time.perf_counter() - began
+    return min(len(y), int(PILOT_ROWS * np.sqrt(SKLEARNEX_GRID_S / pilot))), pilot
+
+
+def one(data, name, budget, rows_asked):
     """Run one contender in this process; print its record as JSON."""
     import resource
     import warnings
 
     X, y, X_test, y_test, task, _ = load(data)
+    pilot = None
     if name == "sklearnex-grid":
-        from sklearn.model_selection import GridSearchCV
-        from sklearnex.svm import SVC
-
-        rows = np.random.default_rng(0).permutation(len(y))[:sklearnex_rows]
+        n_rows, pilot = grid_rows(X, y, rows_asked)
+        rows = np.random.default_rng(0).permutation(len(y))[:n_rows]
         X, y = X[rows], y[rows]
-        gamma = 1.0 / (X.shape[1] * X.var())
-        model = GridSearchCV(SVC(), {"gamma": list(gamma * 2.0 ** np.arange(-3, 4)),
-                                     "C": list(10.0 ** np.arange(-1, 2.5, 0.5))}, n_jobs=1)
+        model = _sklearnex_grid(X, y)
     else:
         model = _model(name, task, budget, SCORING.get(data))
     began = time.perf_counter()
@@ -170,6 +195,8 @@ def one(data, name, budget, sklearnex_rows):
               "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
               "data_gb": (X.nbytes + X_test.nbytes) / 2**30,
               "warnings": sorted({str(w.message)[:160] for w in caught})}
+    if pilot is not None:
+        record["pilot_s"] = pilot
     if hasattr(model, "best_params_"):
         p = dict(model.best_params_)
         if np.ndim(p.get("gamma", 0)):
@@ -198,6 +225,7 @@ def report(data):
              f"{before['threads']})", "",
              "| contender | rows fitted | " + " | ".join(keys) +
              " | fit s | peak RSS GB | what |", "|" + "---|" * (len(keys) + 5)]
+    commands = {r["command"] for r in run["records"] if "command" in r} - {run["command"]}
     for r in run["records"]:
         if "error" in r:
             lines.append(f"| {r['contender']} | | " + " | ".join("" for _ in keys) +
@@ -207,9 +235,12 @@ def report(data):
         if r.get("best_params"):
             what = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                              for k, v in r["best_params"].items())
+        if "load_1min" in r:
+            what += f" (load {r['load_1min'][0]:.1f} -> {r['load_1min'][1]:.1f})"
         lines.append(f"| {r['contender']} | {r['rows']} | " +
-                     " | ".join(f"{r[k]:.4f}" for k in keys) +
+                     " | ".join(f"{r[k]:.4f}" if k in r else "" for k in keys) +
                      f" | {r['fit_s']:.1f} | {r['peak_rss_gb']:.2f} | {what} |")
+    lines += [f"\nAlso: `{c}`" for c in sorted(commands)]
     return "\n".join(lines)
 
 
@@ -218,8 +249,8 @@ def main(argv=None):
     p.add_argument("data", nargs="+", help="nonlinear-N, bio, beijing")
     p.add_argument("--time-budget", default="10m", help="the search's (default: 10m)")
     p.add_argument("--contenders", default=None, help="comma list (default: all)")
-    p.add_argument("--sklearnex-rows", type=int, default=0,
-                   help="rows of GridSearchCV(sklearnex SVC) (default: 0, not run)")
+    p.add_argument("--sklearnex-rows", default="0",
+                   help="rows of GridSearchCV(sklearnex SVC), or auto (default: 0, not run)")
     p.add_argument("--report", action="store_true",
                    help="print the saved runs as markdown tables instead")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)
@@ -239,13 +270,14 @@ def main(argv=None):
         before = machine_state()
         records = []
         for name in names:
+            state = machine_state()
             command = [sys.executable, __file__, data, "--one", name,
                        "--time-budget", args.time_budget,
                        "--sklearnex-rows", str(args.sklearnex_rows)]
             # a default that cannot finish in the search's time is not one it could have
             # fitted instead: stopped there and reported as such
-            limit = 1.5 * seconds + 120 if name in ("search", "sklearnex-grid") else \
-                seconds + 60
+            limit = (1.5 * seconds + 120 if name == "search" else
+                     2 * SKLEARNEX_GRID_S if name == "sklearnex-grid" else seconds + 60)
             began = time.perf_counter()
             try:
                 run = subprocess.run(command, capture_output=True, text=True, timeout=limit,
@@ -256,6 +288,7 @@ def main(argv=None):
             except subprocess.TimeoutExpired:
                 record = {"contender": name, "error": f"stopped after {limit:.0f} s"}
             record["wall_s"] = time.perf_counter() - began
+            record["load_1min"] = [state["load_1min"], machine_state()["load_1min"]]
             records.append(record)
             print(f"{data} {name}: " + ", ".join(
                 f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
@@ -263,10 +296,28 @@ def main(argv=None):
                 flush=True)
         after = machine_state()
         print(load_line(before, after), flush=True)
+        command = "python benchmarks/bench_scale.py " + " ".join(argv or sys.argv[1:])
+        if args.contenders:
+            # a partial run replaces those contenders' records in the saved run
+            records = _merged(data, records, command)
         print("saved", save(f"scale_{data}", {
-            "command": "python benchmarks/bench_scale.py " + " ".join(argv or sys.argv[1:]),
-            "data": data, "note": note, "time_budget": args.time_budget,
+            "command": command, "data": data, "note": note, "time_budget": args.time_budget,
             "machine_before": before, "machine_after": after, "records": records}))
+
+
+def _merged(data, records, command):
+    from _common import RESULTS
+
+    path = RESULTS / f"scale_{data}.json"
+    if not path.exists():
+        return records
+    old = json.loads(path.read_text())
+    new = {r["contender"] for r in records}
+    for r in records:
+        r["command"] = command
+    kept = [{"command": old["command"], **r} if "command" not in r else r
+            for r in old["records"] if r["contender"] not in new]
+    return kept + records
 
 
 if __name__ == "__main__":

@@ -157,3 +157,43 @@ def test_small_fits_overhead_does_not_predict_a_large_fit_cheap():
     assert not won and steps[0]["score"] is None
     # it measured past the overhead (the old two fits predicted 16 s for the fold)
     assert len(steps[0]["measured_rows"]) >= 3 and steps[0]["predicted_fold_s"] > 20
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_halving_at_scale_screens_the_families_and_challenges_with_the_screened_svm(
+        monkeypatch):
+    # beyond EXACT_MAX_ROWS halving is on by default: the exact SVM's whole grid is
+    # screened beside FALKON's on one subsample, FALKON's gammas are halved on growing
+    # subsamples, and the challenger is the exact SVM at its screened best
+    from kernelscale import KernelClassifierCV, KernelRegressorCV
+    from kernelscale.datasets import make_nonlinear_problem
+    from kernelscale.model_selection import _choice, _search
+
+    monkeypatch.setattr(_choice, "EXACT_MAX_ROWS", 1000)
+    monkeypatch.setattr(_search, "EXACT_MAX_ROWS", 1000)
+    monkeypatch.setattr(_search, "EXACT_SCREEN_ROWS", 1500)
+    X, y = make_nonlinear_problem(4500, random_state=5)
+    search = KernelClassifierCV(gamma_factors=[0.25, 1.0, 4.0], alphas=[1e-3, 1e3], cv=3,
+                                n_components=200, time_budget=120, learn_widths=False,
+                                random_state=0).fit(X, y)
+    stages = {(r["stage"], r["family"]) for r in search.halving_}
+    assert stages == {("families", "exact-svm"), ("families", "falkon"), ("gammas", "falkon")}
+    screen = {r["family"]: r for r in search.halving_ if r["stage"] == "families"}
+    assert screen["exact-svm"]["rows"] == 1500 and screen["exact-svm"]["gammas"] == 3
+    assert "screened on 1500 rows" in search.family_choice_
+    # FALKON's gammas: 3 screened on 4500 / 3 rows, 1 cross-validated on every row
+    assert len({p["gamma"] for p in search.cv_results_["params"]}) == 1
+    best = screen["exact-svm"]["best_params"]
+    step = search.challenger_
+    if best["C"] != 1.0 or best["gamma"] != search.cv_results_["params"][0]["gamma"]:
+        assert step["params"] == best
+        assert "on the family screen" in search.family_choice_
+    assert step["score"] is not None
+    # at most EXACT_MAX_ROWS rows, or a regressor: no family screen
+    small = KernelClassifierCV(gamma_factors=[1.0], alphas=[1.0], cv=3,
+                               random_state=0).fit(X[:900], y[:900])
+    assert small.halving_ is None
+    reg = KernelRegressorCV(gamma_factors=[0.25, 1.0, 4.0], alphas=[1.0], cv=3,
+                            n_components=200, learn_widths=False,
+                            random_state=0).fit(X, y.astype(float))
+    assert {r["stage"] for r in reg.halving_} == {"gammas"}

@@ -41,8 +41,10 @@ def add_parser(subparsers):
     p.add_argument("--time-budget", default=None, metavar="DURATION",
                    help="search time, e.g. 90s, 10m, 1h (default: the whole grid)")
     p.add_argument("--cv", type=positive_int, default=5, help="folds (default: 5)")
-    p.add_argument("--halving", action="store_true",
-                   help="screen the gammas on subsamples first, fit the best third on all rows")
+    p.add_argument("--halving", choices=("auto", "yes", "no"), default="auto",
+                   help="screen the gammas on growing subsamples first, fit the survivors on "
+                        "all rows; beyond 20,000 rows also screen the exact SVM's grid on "
+                        "10,000 of them (auto: beyond 20,000 rows)")
     p.add_argument("--learn-widths", choices=("auto", "yes", "no"), default="auto",
                    help="learn one kernel width per feature first (auto: from 5,000 rows "
                         "of 2-200 dense features on); prints them and draws their relevance "
@@ -75,7 +77,8 @@ def run(args):
         parse_duration(args.time_budget, "--time-budget")
     search = KernelClassifierCV(families=args.families, cv=args.cv, scoring=args.scoring,
                                 time_budget=args.time_budget, n_jobs=args.n_jobs,
-                                halving=args.halving,
+                                halving={"auto": "auto", "yes": True,
+                                         "no": False}[args.halving],
                                 learn_widths={"auto": "auto", "yes": True,
                                               "no": False}[args.learn_widths],
                                 random_state=args.seed)
@@ -121,8 +124,12 @@ def run(args):
           f"{search.search_time_:.1f} s{'' if search.complete_ else ' (stopped early)'}; "
           f"refit {search.refit_time_:.1f} s")
     for r in search.halving_ or []:
-        print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
-              f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
+        if r["stage"] == "families":
+            print(f"family screen: {r['family']}'s {r['gammas']} gammas on {r['rows']} rows: "
+                  f"best {r['best_score']:.4f} ({r['seconds']:.1f} s)")
+        else:
+            print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
+                  f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
     if search.widths_ is not None:
         print("\n".join(widths_lines(search.widths_)))
     for line in search.leaderboard(args.top):

@@ -17,12 +17,19 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         An int is {folds}, shuffled by ``random_state``.
     scoring : str, default=None
         {scoring}
-    halving : bool, default=False
+    halving : bool or "auto", default="auto"
         Successive halving over gamma: every gamma (with its whole C / alpha
         path) is screened on a stratified subsample of ``n / 3^k`` rows, the
         best third goes on to three times the rows, and only the survivors
         are cross-validated on all rows (``cv_results_`` holds those;
-        ``halving_`` the rounds). Needs an int ``cv``.
+        ``halving_`` the rounds). Needs an int ``cv``. A classifier whose
+        families are chosen (``families="auto"``) beyond the rows where the
+        exact SVM is searched also screens the exact SVM's whole grid beside
+        them on one subsample of 10,000 rows (at most half the data); its best
+        configuration is the one the search then challenges its winner with
+        on all rows, where the exact SVM's measured cost fits the time left.
+        "auto": with an int ``cv``, from 20,001 rows on (where the grid on
+        every row is the search's cost).
     learn_widths : bool or "auto", default="auto"
         Learn one RBF width per feature first (:class:`KernelWidths`, on a
         subsample, within a quarter of ``time_budget``) and search around the
@@ -92,13 +99,16 @@ DOC_ATTRS = """Attributes
         grid's model there). ``best_params_["n_components"]`` is the last kept.
     challenger_ : dict or None
         With ``families="auto"``, a classifier, a ``time_budget`` and a winner
-        of another family: the exact SVM at its defaults (C=1, the searched
-        kernel's reference gamma) as a challenger. Its cost measured on two
-        subsamples (``exponent``, ``predicted_fold_s``, ``predicted_refit_s``);
-        where both fit the time left, its first-fold ``score`` against the
-        winner's (``winner_score``); ``won``: it was refitted instead.
+        of another family: the exact SVM as a challenger (``params``), at its
+        best configuration of the family screen (see ``halving``), else or
+        where that one is predicted too slow at its defaults (C=1, the searched
+        kernel's reference gamma). Its cost measured on growing subsamples
+        (``exponent``, ``predicted_fold_s``, ``predicted_refit_s``); where
+        both fit the time left, its first-fold ``score`` against the winner's
+        (``winner_score``); ``won``: it was refitted instead.
     halving_ : list of dict or None
-        With ``halving``: each screening round's rows, gammas tried and kept,
-        best score and seconds.
+        With ``halving``: each screening round's ``stage`` ("families" or
+        "gammas"), family, rows, gammas tried and kept, best score (and for
+        the family screen the best parameters) and seconds.
     search_time_, refit_time_ : float
         Seconds."""

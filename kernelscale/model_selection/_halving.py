@@ -7,6 +7,13 @@ C / alpha path) on ``n / eta^(R - r)`` rows drawn stratified, and keeps the
 best ``1 / eta`` of them by their best score; the last round is the full data.
 The cost is dominated by the last round, which sees only a few gammas: with the
 default 7 gammas and ``eta = 3``, the full data see 1 gamma instead of 7.
+
+Families are screened once, on one subsample small enough for the exact SVM's
+grid (:func:`screen_families`): beyond the rows where the family rule searches
+the exact SVM, its whole (gamma, C) grid still runs there, beside the other
+families' on the same rows, and its best configuration is what the search then
+challenges its winner with on all rows, where the exact SVM's measured cost
+allows.
 """
 
 from __future__ import annotations
@@ -17,7 +24,11 @@ import time
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 
-__all__ = ["halving_schedule", "screen_gammas"]
+__all__ = ["EXACT_SCREEN_ROWS", "halving_schedule", "screen_families", "screen_gammas"]
+
+#: rows the families are screened on (the exact SVM's 7 x 7 grid, 5 folds: ~30 s on
+#: 10,000 rows of 28 features, 2 cores; see BENCHMARKS.md "At scale")
+EXACT_SCREEN_ROWS = 10_000
 
 
 def halving_schedule(n_rows, n_factors, eta, min_rows):
@@ -34,6 +45,51 @@ def _subsample(data, size, seed, stratify):
     keep = np.sort(keep)
     return {k: (v[keep] if k in ("X", "y", "y_index", "sample_weight") and v is not None
                 else v) for k, v in data.items()}
+
+
+def _folds(part, n_splits, seed, classifier):
+    splitter = (StratifiedKFold if classifier else KFold)(n_splits, shuffle=True,
+                                                          random_state=seed)
+    return list(splitter.split(part["X"], part["y"]))
+
+
+def _best_by_gamma(records, gamma_ref):
+    best = {}
+    for r in records:
+        factor = r["params"]["gamma"] / gamma_ref
+        best[factor] = max(best.get(factor, -np.inf), float(np.mean(r["scores"])))
+    return best
+
+
+def screen_families(run_family, task, families, data, space, settings, *, rows, n_splits,
+                    deadline, log):
+    """Every family's whole grid on one stratified subsample of ``rows`` rows.
+
+    Returns
+    -------
+    best : dict
+        ``{family: {"params": ..., "score": ...}}``, each family's best configuration
+        (its mean held-out score) on the subsample; a family the deadline left
+        unscored is absent.
+    """
+    classifier = task == "classifier"
+    seed = settings["random_state"]
+    part = _subsample(data, rows, seed, classifier)
+    folds = _folds(part, n_splits, seed, classifier)
+    best = {}
+    for family in families:
+        start = time.perf_counter()
+        records, _ = run_family(family, task, part, folds, space, settings, deadline,
+                                lambda records: None)
+        if not records:
+            continue
+        top = max(records, key=lambda r: float(np.mean(r["scores"])))
+        best[family] = {"params": dict(top["params"]), "score": float(np.mean(top["scores"]))}
+        log({"stage": "families", "family": family, "rows": rows,
+             "gammas": len(_best_by_gamma(records, space["gamma_ref"])), "kept": 1,
+             "best_score": best[family]["score"], "best_params": best[family]["params"],
+             "seconds": time.perf_counter() - start})
+    return best
 
 
 def screen_gammas(run_family, task, family, data, space, settings, *, n_splits, deadline,
@@ -54,19 +110,15 @@ def screen_gammas(run_family, task, family, data, space, settings, *, n_splits, 
     for size in halving_schedule(n, len(factors), eta, min_rows):
         start = time.perf_counter()
         part = _subsample(data, size, seed, classifier)
-        splitter = (StratifiedKFold if classifier else KFold)(n_splits, shuffle=True,
-                                                              random_state=seed)
-        folds = list(splitter.split(part["X"], part["y"]))
+        folds = _folds(part, n_splits, seed, classifier)
         records, _ = run_family(family, task, part, folds, {**space, "factors": factors},
                                 settings, deadline, lambda records: None)
-        best = {}
-        for r in records:
-            factor = r["params"]["gamma"] / space["gamma_ref"]
-            best[factor] = max(best.get(factor, -np.inf), float(np.mean(r["scores"])))
+        best = _best_by_gamma(records, space["gamma_ref"])
         ranked = sorted(best, key=lambda f: -best[f])
         kept = ranked[:max(1, math.ceil(len(factors) / eta))]
-        log({"family": family, "rows": size, "gammas": len(best), "kept": len(kept),
-             "best_score": best[ranked[0]], "seconds": time.perf_counter() - start})
+        log({"stage": "gammas", "family": family, "rows": size, "gammas": len(best),
+             "kept": len(kept), "best_score": best[ranked[0]],
+             "seconds": time.perf_counter() - start})
         factors = [f for f in factors if any(np.isclose(f, k) for k in kept)]
         if len(factors) <= 1:
             break

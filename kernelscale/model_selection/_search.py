@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -26,12 +27,12 @@ from .._validation import (
 from ..kernels import make_kernel
 from ..models import FLOAT32_PENALTY_FLOOR, NystromKernelRidge, auto_n_components
 from ._capacity import exact_challenger, grow_centres
-from ._choice import choose_families
+from ._choice import EXACT_MAX_ROWS, choose_families
 from ._deadline import Deadline
 from ._docs import DOC_ATTRS, DOC_PARAMS
 from ._engines import classifier_model, run_family
 from ._exact import exact_grid_memory, exact_kernel_matrix, exact_refit_plan
-from ._halving import screen_gammas
+from ._halving import EXACT_SCREEN_ROWS, screen_families, screen_gammas
 from ._results import cv_results, edge_note, leaderboard
 from ._space import (
     DEFAULT_CS,
@@ -125,7 +126,7 @@ class _KernelSearch(BaseEstimator):
         "cv": [Interval("int", 2), "array-like", "splitter"],
         "scoring": [None, str],
         "time_budget": [None, Interval("real", 0, None, closed="neither"), str],
-        "halving": ["boolean"],
+        "halving": ["boolean", Options("auto")],
         "learn_widths": ["boolean", Options("auto")],
         "dtype": [None, Options("float32", "float64")],
         "memory_budget": ["memory"],
@@ -157,7 +158,7 @@ class _KernelSearch(BaseEstimator):
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; the data "
                                  "have 1 class.")
             data["classes"] = self.classes_
-        if self.halving and not isinstance(self.cv, (int, np.integer)):
+        if self.halving is True and not isinstance(self.cv, (int, np.integer)):
             raise ValueError("halving=True draws its own folds on each subsample: give cv as "
                              "a number of folds.")
         # one generator for the whole fit: a RandomState instance is drawn from once
@@ -227,12 +228,16 @@ class _KernelSearch(BaseEstimator):
                                                    settings["weight_total"],
                                                    given=self.alphas is not None and
                                                    self.dtype == "float32")
-        self.halving_ = [] if self.halving else None
+        halving = self.halving
+        if halving == "auto":  # where the grid on every row is the search's cost
+            halving = isinstance(self.cv, (int, np.integer)) and n > EXACT_MAX_ROWS
+        self.halving_ = [] if halving else None
+        screened = self._screen_families(families, data, space, settings, end)
         self._search(families, data, folds, space, settings, end)
         first = folds[0]
         del folds  # the refit's memory plan has the whole budget
         self._refit(data, space, settings)
-        self.challenger_ = self._challenge(data, space, first, settings, end)
+        self.challenger_ = self._challenge(data, space, first, settings, end, screened)
         if self.challenger_ is not None and self.challenger_["won"]:
             spent = self.refit_time_
             self._refit(data, space, settings, self.challenger_["params"])
@@ -244,33 +249,69 @@ class _KernelSearch(BaseEstimator):
             self.refit_time_ += spent
         return self
 
-    def _challenge(self, data, space, fold, settings, end):
-        """The exact SVM at its defaults against a winner of another family, where its
-        measured cost fits the time left (:func:`exact_challenger`); the step or None."""
+    def _screen_families(self, families, data, space, settings, end):
+        """Beyond the rows where the rule searches the exact SVM, its whole grid and the
+        chosen families' on one subsample (:func:`screen_families`, with halving);
+        ``{family: best}`` or None."""
+        n = data["X"].shape[0]
+        if (self.halving_ is None or self._task != "classifier" or self.families != "auto"
+                or "exact-svm" in families):
+            return None
+        rows = min(EXACT_SCREEN_ROWS, n // 2)
+        # only where the exact grid's matrix fits on those rows (no slow row cache here)
+        part_y = data["y_index"][:rows]
+        part_folds = [(np.arange(rows), np.arange(0))] * int(self.cv)
+        plan = exact_grid_memory(part_y, self.classes_, data["sample_weight"][:rows],
+                                 part_folds, self.class_weight, self.multiclass,
+                                 settings["n_jobs"], settings["memory_budget"])
+        if plan.choice == "rows":
+            return None
+        deadline = None if end is None else Deadline(end)
+        best = screen_families(run_family, self._task, ["exact-svm", *families], data,
+                               space, settings, rows=rows, n_splits=int(self.cv),
+                               deadline=deadline, log=self.halving_.append)
+        if "exact-svm" in best:
+            scores = ", ".join(f"{f} {b['score']:.4f}" for f, b in best.items())
+            self.family_choice_ = self.family_choice_.rstrip(".") + (
+                f"; the families screened on {rows} rows: {scores}")
+        return best
+
+    def _challenge(self, data, space, fold, settings, end, screened=None):
+        """The exact SVM against a winner of another family, where its measured cost fits
+        the time left (:func:`exact_challenger`): at its best configuration of the family
+        screen, else (or when that one is predicted too slow) at its defaults; the step
+        (the last one measured) or None."""
         p = self.cv_results_["params"][self.best_index_]
         if (self._task != "classifier" or p["family"] == "exact-svm" or end is None
                 or self.families != "auto"):
             return None
-        params = {"family": "exact-svm", "gamma": space["gamma_ref"], "C": 1.0}
-
+        defaults = {"family": "exact-svm", "gamma": space["gamma_ref"], "C": 1.0}
+        candidates = [("at its defaults (C=1)", defaults)]
+        if screened and "exact-svm" in screened:
+            best = screened["exact-svm"]["params"]
+            if not (np.isclose(best["gamma"], defaults["gamma"]) and best["C"] == 1.0):
+                candidates.insert(0, (
+                    f"at its best on the family screen (C={best['C']:.4g}, gamma x "
+                    f"{best['gamma'] / space['gamma_ref']:.4g})", best))
         fold_settings = _fold_settings(data, fold, settings)
-
-        def make_svc():
-            return classifier_model(params, fold_settings)
         scored = float(self.cv_results_["split0_test_score"][self.best_index_])
-        steps = []
-        exact_challenger(make_svc, data["X"], data["y"], data["sample_weight"], fold,
-                         scored, scoring=self.scoring, task=self._task, end=end,
-                         seed=settings["random_state"], log=steps.append)
-        step = {**steps[0], "params": params, "winner_score": scored}
+        for how, params in candidates:  # noqa: B007 (``how`` describes the last one tried)
+            steps = []
+            exact_challenger(partial(classifier_model, params, fold_settings), data["X"],
+                             data["y"], data["sample_weight"], fold, scored,
+                             scoring=self.scoring, task=self._task, end=end,
+                             seed=settings["random_state"], log=steps.append)
+            step = {**steps[0], "params": params, "winner_score": scored}
+            if step["score"] is not None:
+                break
         if step["won"]:
             self.family_choice_ = self.family_choice_.rstrip(".") + (
-                f"; the exact SVM at its defaults (C=1) then scored {step['score']:.4f} on the "
+                f"; the exact SVM {how} then scored {step['score']:.4f} on the "
                 f"first fold against the search's {scored:.4f} and was refitted (its cost "
                 f"measured: ~n^{step['exponent']:.2f}, {step['seconds']:.1f} s on the fold)")
         elif step["score"] is not None:
             self.family_choice_ = self.family_choice_.rstrip(".") + (
-                f"; the exact SVM at its defaults scored {step['score']:.4f} on the first fold, "
+                f"; the exact SVM {how} scored {step['score']:.4f} on the first fold, "
                 f"not above the search's {scored:.4f}")
         return step
 
@@ -313,7 +354,7 @@ class _KernelSearch(BaseEstimator):
         deadline = None if end is None else Deadline(end)
         n, n_train = data["X"].shape[0], min(len(tr) for tr, _ in folds)
         running = [None]
-        units = None if self.halving else len(space["factors"]) * len(families)
+        units = None if self.halving_ is not None else len(space["factors"]) * len(families)
         bar = progress(units, f"{type(self).__name__} search", verbose=self.verbose,
                        unit="gamma")
         done, best, units_done = [], [-np.inf], [0]
@@ -377,7 +418,7 @@ class _KernelSearch(BaseEstimator):
 
     def _screen(self, family, data, space, settings, deadline):
         """The space to search on all rows: every gamma, or the survivors of halving."""
-        if not self.halving:
+        if self.halving_ is None:
             return space
         kept = screen_gammas(run_family, self._task, family, data, space, settings,
                              n_splits=int(self.cv), deadline=deadline, log=self.halving_.append)
@@ -529,7 +570,7 @@ class KernelClassifierCV(ClassifierMixin, _KernelSearch):
 
     def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
                  n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
-                 break_ties=False, probability=False, halving=False, learn_widths="auto",
+                 break_ties=False, probability=False, halving="auto", learn_widths="auto",
                  dtype=None, time_budget=None, memory_budget=None, n_jobs=None,
                  random_state=None, verbose=0):
         self.families = families
@@ -638,7 +679,7 @@ class KernelRegressorCV(RegressorMixin, _KernelSearch):
                               "alphas": [None, "array-like"]}
 
     def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
-                 cv=5, scoring=None, halving=False, learn_widths="auto", dtype=None,
+                 cv=5, scoring=None, halving="auto", learn_widths="auto", dtype=None,
                  time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
                  verbose=0):
         self.families = families
