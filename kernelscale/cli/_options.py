@@ -17,7 +17,7 @@ __all__ = [
     "ParserError", "Parser", "MODELS", "MAP_NAMES", "KERNEL_NAMES", "EXPERIMENT_NAMES",
     "DATASET_NAMES", "STREAM_MODELS", "gamma", "positive_float", "nonnegative_float",
     "positive_int", "int_list",
-    "map_list", "memory", "label_column", "key_value", "add_data_options",
+    "map_list", "memory", "label_column", "key_value", "add_data_options", "add_task_option",
 ]
 
 #: ``--model`` name -> (estimator class in ``kernelscale``, description)
@@ -198,6 +198,14 @@ def key_value(text):
     except (ValueError, SyntaxError):
         value = raw
     return key.strip(), value
+
+
+def add_task_option(p):
+    """``--task``: what the target is, where the data alone cannot say."""
+    p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto",
+                   help="auto: a target with fractional values is a regression, anything "
+                        "else classes (an integer target with many values says so); or name "
+                        "it (default: auto)")
 
 
 def add_data_options(p):

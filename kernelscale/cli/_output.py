@@ -101,9 +101,11 @@ def format_quality(scores):
     return ", ".join(f"{names.get(k, k)}: {v:.4f}" for k, v in scores.items())
 
 
-def describe(X, y):
+def describe(X, y, task=None):
+    """The data in one line: rows, features, and the classes or the target's range."""
     kind = "sparse" if hasattr(X, "tocsr") else "dense"
-    if np.asarray(y).dtype.kind == "f" and np.unique(y).size > 20:
+    if task == "regression" or (task is None and np.asarray(y).dtype.kind == "f"
+                                and np.unique(y).size > 20):
         return (f"{X.shape[0]} rows x {X.shape[1]} features ({kind}), numeric targets in "
                 f"[{np.min(y):.4g}, {np.max(y):.4g}]")
     classes = np.unique(y)

@@ -14,6 +14,7 @@ from ._options import (
     MODELS,
     STREAM_MODELS,
     add_data_options,
+    add_task_option,
     key_value,
     nonnegative_float,
     positive_float,
@@ -45,8 +46,9 @@ def add_parser(subparsers):
     )
     p.add_argument("train", metavar="TRAIN", help="training data (file or a9a, mnist10k)")
     p.add_argument("--test", metavar="TEST", help="held-out data to report accuracy on")
-    p.add_argument("--model", choices=tuple(MODELS), default="approx-svc",
-                   help="which model (default: %(default)s)")
+    p.add_argument("--model", choices=tuple(MODELS), default=None,
+                   help="which model (default: approx-svc for classes, falkon for a "
+                        "regression); falkon, ridge and auto follow the task")
     p.add_argument("--map", choices=MAP_NAMES, default=None,
                    help="feature map of approx-svc / ridge / logistic (default: nystroem)")
     p.add_argument("-m", "--n-components", type=positive_int, default=None,
@@ -98,18 +100,22 @@ def add_parser(subparsers):
                         "LIBSVM's svm-scale): minmax to [-1, 1] (svm-scale's default; sparse "
                         "data: divided by the largest absolute value, keeping zeros), standard "
                         "to zero mean and unit variance (sparse: unit variance only)")
+    add_task_option(p)
     add_data_options(p)
     p.set_defaults(func=run)
 
 
-def make_estimator(args):
-    """The estimator ``--model`` names, with the options given on the command line."""
+def make_estimator(args, task="classification"):
+    """The estimator ``--model`` names for ``task``, with the options given on the
+    command line."""
     import kernelscale
+
+    from ._task import model_class
 
     if args.model == "auto":
         # the family is chosen once the data's shape is known (_run_in_memory)
         return None
-    cls = getattr(kernelscale, MODELS[args.model][0])
+    cls = getattr(kernelscale, model_class(args.model, task))
     names = cls().get_params()
     params = {}
     for option, param in OPTION_PARAMS.items():
@@ -153,17 +159,19 @@ def with_scaling(args, estimator, X):
     return make_pipeline(scaler, estimator)
 
 
-def auto_estimator(args, X, y):
+def auto_estimator(args, X, y, task="classification"):
     """The estimator ``--model auto`` picks for these data, and why (one line)."""
     import numpy as np
 
     from .._validation import resolve_memory_budget
     from ..model_selection import choose_families
 
-    families, why = choose_families("classifier", X.shape[0], X.shape[1],
-                                    int(np.unique(y).size), resolve_memory_budget(None))
+    classify = task == "classification"
+    families, why = choose_families("classifier" if classify else "regressor", X.shape[0],
+                                    X.shape[1], int(np.unique(y).size) if classify else None,
+                                    resolve_memory_budget(None))
     args.model = FAMILY_MODELS[families[0]]
-    return make_estimator(args), why
+    return make_estimator(args, task), why
 
 
 def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
@@ -185,9 +193,18 @@ def load_labelled(source, spec, data_dir, *, n_features=None, need_labels=True):
 
 def run(args):
     from ._output import check_output_path
+    from ._task import default_model, infer_task
 
     output = check_output_path(args.output, "-o")
-    estimator = make_estimator(args)
+    # the options are checked against the model before any data is read: the model
+    # named, else the one of the task --task or --model fixes (classes where neither does)
+    task, _ = infer_task(None, args.task, args.model)
+    if args.model is None and (args.stream or args.task != "auto"):
+        args.model = default_model(task)
+    estimator = make_estimator(_with_model(args, default_model(task)), task)
+    follows = args.model in ("auto", "falkon", "ridge") and args.task == "auto"
+    if args.model is None or (follows and not args.stream):
+        estimator = None  # the target decides (_run_in_memory)
     if args.model == "auto" and (args.stream or args.chunk_rows is not None):
         raise ValueError("--model auto needs the data in memory; name a model with --stream "
                          f"({', '.join(STREAM_MODELS)}).")
@@ -229,9 +246,7 @@ def _run_in_memory(args, estimator, output):
             if X_test.shape[1] != X.shape[1]:
                 raise ValueError(f"{args.test} has {X_test.shape[1]} features but {args.train} "
                                  f"has {X.shape[1]}; pass --n-features for svmlight files.")
-        if estimator is None:
-            estimator, choice = auto_estimator(args, X, y)
-            print(f"model auto: {choice}", file=sys.stderr, flush=True)
+        estimator, task = _for_target(args, estimator, X, y)
         estimator = with_scaling(args, estimator, X)
         cv_line = _cross_validate(args, estimator, X, y, advance) if args.cv else None
         advance(f"fitting {type(estimator).__name__}")
@@ -249,7 +264,7 @@ def _run_in_memory(args, estimator, output):
         advance("writing model file")
         save_fit(args, estimator, output, scores, timings,
                  {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
-    lines = [f"train: {args.train}: {describe(X, y)}"]
+    lines = [f"train: {args.train}: {describe(X, y, task)}"]
     if args.test:
         lines.append(f"test:  {args.test}: {X_test.shape[0]} rows")
     if cv_line:
@@ -258,6 +273,37 @@ def _run_in_memory(args, estimator, output):
               f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
               f"{timings['load_s']:.2f} s", args, scores, output)
     return 0
+
+
+def _with_model(args, model):
+    """``args`` with ``model`` where none is named (to check the options early)."""
+    import copy
+
+    if args.model is not None:
+        return args
+    checked = copy.copy(args)
+    checked.model = model
+    return checked
+
+
+def _for_target(args, estimator, X, y):
+    """``(estimator, task)``: the task the target (with --task and --model) asks for,
+    checked against ``estimator``, or its estimator where the target decides (None)."""
+    from ._task import default_model, infer_task
+
+    task, note = infer_task(y, args.task, args.model)
+    if note:
+        print(f"kernelscale: {'warning' if task == 'classification' else 'task'}: {note}",
+              file=sys.stderr, flush=True)
+    if estimator is not None:
+        return estimator, task
+    if args.model is None:
+        args.model = default_model(task)
+    if args.model != "auto":
+        return make_estimator(args, task), task
+    estimator, choice = auto_estimator(args, X, y, task)
+    print(f"model auto: {choice}", file=sys.stderr, flush=True)
+    return estimator, task
 
 
 def _cross_validate(args, estimator, X, y, advance):

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from pathlib import Path
 
-from ._options import DATASET_NAMES, FAMILY_MODELS, add_data_options, positive_int
+from ._options import (
+    DATASET_NAMES,
+    FAMILY_MODELS,
+    add_data_options,
+    add_task_option,
+    positive_int,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -31,8 +38,10 @@ def add_parser(subparsers):
         description=(
             "Cross-validate a grid of kernel models on TRAIN (a file or a named data set: "
             f"{', '.join(DATASET_NAMES)}), sharing the work across the grid, refit the best "
-            "on all rows and write it (-o). Prints the leaderboard, the test accuracy with "
-            "--test, and draws the CV score over (gamma, C or alpha) per family as a PNG."),
+            "on all rows and write it (-o). Classes or a regression, as the target (or "
+            "--task) says. Prints the leaderboard, the test accuracy (R^2, RMSE, MAE for a "
+            "regression) with --test, and draws the CV score over (gamma, C or alpha) per "
+            "family as a PNG."),
     )
     p.add_argument("train", metavar="TRAIN", help="training data (file or a9a, mnist10k)")
     p.add_argument("--test", metavar="TEST", help="held-out data to report accuracy on")
@@ -49,7 +58,11 @@ def add_parser(subparsers):
                    help="learn one kernel width per feature first (auto: from 5,000 rows "
                         "of 2-200 dense features on); prints them and draws their relevance "
                         "as a PNG")
-    p.add_argument("--scoring", default=None, help="score to maximise (default: accuracy)")
+    p.add_argument("--scoring", default=None,
+                   help="score to maximise (default: accuracy; r2 for a regression)")
+    p.add_argument("--scale", choices=("minmax", "standard"), default=None,
+                   help="scale every feature on TRAIN first and store the scaling in the "
+                        "model file (as fit --scale)")
     p.add_argument("--n-jobs", type=int, default=1, help="threads (default: 1; -1: all)")
     p.add_argument("--seed", type=int, default=0, help="random_state (default: 0)")
     p.add_argument("--top", type=positive_int, default=10, help="leaderboard rows (default: 10)")
@@ -57,34 +70,55 @@ def add_parser(subparsers):
                    help="where to draw the CV scores (default: next to -o, .heatmap.png)")
     p.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="model file to write (the refitted best model)")
+    add_task_option(p)
     add_data_options(p)
     p.set_defaults(func=run)
 
 
+def make_search(args, task):
+    """The search the options describe, for ``task``."""
+    from ..model_selection import KernelClassifierCV, KernelRegressorCV
+
+    options = dict(families=args.families, cv=args.cv, scoring=args.scoring,
+                   time_budget=args.time_budget, n_jobs=args.n_jobs,
+                   halving={"auto": "auto", "yes": True, "no": False}[args.halving],
+                   learn_widths={"auto": "auto", "yes": True, "no": False}[args.learn_widths],
+                   random_state=args.seed)
+    if task == "regression":
+        if args.families != "auto" and args.families != ["falkon"]:
+            raise ValueError(f"--families {','.join(args.families)}: a regression is "
+                             "searched with falkon only; give --families falkon or auto.")
+        return KernelRegressorCV(**options)
+    return KernelClassifierCV(**options)
+
+
 def run(args):
-    import numpy as np
+    from sklearn.pipeline import make_pipeline
 
     from .._config import parse_duration
-    from ..model_selection import KernelClassifierCV
+    from .._constraints import validate_params
     from ._heatmap import draw_heatmap
-    from ._output import budget, check_output_path, describe, print_warnings, save_fit, stages
+    from ._output import (
+        budget,
+        check_output_path,
+        describe,
+        format_quality,
+        print_warnings,
+        quality,
+        save_fit,
+        stages,
+    )
+    from ._task import infer_task
     from ._widths_plot import draw_widths, widths_lines
-    from .fit import load_labelled
+    from .fit import load_labelled, with_scaling
 
     output = check_output_path(args.output, "-o")
-    heatmap = Path(args.heatmap) if args.heatmap else Path(output).with_suffix(".heatmap.png")
+    heatmap = check_output_path(args.heatmap, "--heatmap") if args.heatmap else \
+        Path(output).with_suffix(".heatmap.png")
     if args.time_budget is not None:
         parse_duration(args.time_budget, "--time-budget")
-    search = KernelClassifierCV(families=args.families, cv=args.cv, scoring=args.scoring,
-                                time_budget=args.time_budget, n_jobs=args.n_jobs,
-                                halving={"auto": "auto", "yes": True,
-                                         "no": False}[args.halving],
-                                learn_widths={"auto": "auto", "yes": True,
-                                              "no": False}[args.learn_widths],
-                                random_state=args.seed)
-    from .._constraints import validate_params
-
-    validate_params(search)
+    task, _ = infer_task(None, args.task)
+    validate_params(make_search(args, task))  # a bad value before any data is read
     spec = {"format": args.format or "auto",
             "label_column": -1 if args.label_column is None else args.label_column,
             "delimiter": args.delimiter}
@@ -95,21 +129,30 @@ def run(args):
         load_s = time.perf_counter() - start
         if args.test:
             X_test, y_test = load_labelled(args.test, spec, args.data_dir, n_features=X.shape[1])
+        task, note = infer_task(y, args.task)
+        if note:
+            print(f"kernelscale: {'warning' if task == 'classification' else 'task'}: {note}",
+                  file=sys.stderr, flush=True)
+        search = make_search(args, task)
         advance("searching")
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            search.fit(X, y)
+            scaled = with_scaling(args, search, X).fit(X, y)
         fit_s = time.perf_counter() - start
+        # the model file holds the fitted scaling before the refitted best
+        model = search.best_estimator_ if scaled is search else \
+            make_pipeline(scaled[0], search.best_estimator_)
         advance("scoring and writing")
         X_eval, y_eval = (X_test, y_test) if args.test else (X, y)
-        accuracy = float(np.mean(search.predict(X_eval) == y_eval))
+        scores = quality(model, y_eval, model.predict(X_eval))
         args.model = FAMILY_MODELS[search.best_params_["family"]]
-        save_fit(args, search.best_estimator_, output, accuracy,
+        save_fit(args, model, output, scores,
                  {"load_s": load_s, "fit_s": fit_s},
                  {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
-        draw_heatmap(search.cv_results_, heatmap, scoring=search.scoring or "accuracy",
-                     title=f"{Path(str(args.train)).name}: {search.scoring or 'accuracy'} "
+        scoring = search.scoring or ("r2" if task == "regression" else "accuracy")
+        draw_heatmap(search.cv_results_, heatmap, scoring=scoring,
+                     title=f"{Path(str(args.train)).name}: {scoring} "
                            f"over {search.n_splits_} folds (best outlined in red)")
         widths_png = None
         if search.widths_ is not None:
@@ -117,7 +160,7 @@ def run(args):
             draw_widths(search.widths_, widths_png,
                         title=f"{Path(str(args.train)).name}: learned kernel widths")
     print_warnings(caught)
-    print(f"train: {args.train}: {describe(X, y)}")
+    print(f"train: {args.train}: {describe(X, y, task)}")
     print(f"families: {search.family_choice_}")
     done = len(search.cv_results_["params"])
     print(f"searched {done} configurations x {search.n_splits_} folds in "
@@ -139,7 +182,7 @@ def run(args):
         best["gamma"] = (f"{search.cv_results_['params'][search.best_index_]['gamma']:.3g} x "
                          "the learned widths")
     print(f"best: {best} (CV {search.best_score_:.4f})")
-    print(f"{'test' if args.test else 'training'} accuracy: {accuracy:.4f}")
+    print(f"{'test' if args.test else 'training'} {format_quality(scores)}")
     print(f"model written to {output}")
     print(f"heatmap written to {heatmap}")
     if widths_png is not None:
