@@ -116,7 +116,8 @@ def test_evaluate_says_a_label_column_is_needed(data, capsys):
 # 14. NaN / inf and malformed lines: file, line and column, no Python internals
 
 @pytest.mark.parametrize("name, text, expected", [
-    ("nan.csv", "a,b,y\n1,2,0\n3,nan,1\n", "line 3, column b: 'nan' is NaN or infinite"),
+    ("inf.csv", "a,b,y\n1,2,0\n3,inf,1\n", "line 3, column b: 'inf' is infinite"),
+    ("nan.csv", "1,2,0\n3,nan,1\n", "line 2, column 2: 'nan' is NaN or infinite"),
     ("inf.svm", "1 1:1 2:2\n0 1:inf\n", "line 2: feature 1 is inf"),
     ("short.svm", "1 1:1\n0 2\n", "line 2: '2' is not of the form index:value"),
 ])

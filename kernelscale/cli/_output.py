@@ -171,7 +171,8 @@ def print_fit(caught, data_lines, estimator, timing_line, args, scores, output):
     print_warnings(caught)
     for line in data_lines:
         print(line)
-    print(f"model: {estimator!r}")
+    # a pipeline's steps before the model (the CSV's encoding, --scale) are said elsewhere
+    print(f"model: {estimator[-1] if hasattr(estimator, 'steps') else estimator!r}")
     print(timing_line)
     scores = scores if isinstance(scores, dict) else {"accuracy": scores}
     print(f"{'test' if args.test else 'training'} {format_quality(scores)}")

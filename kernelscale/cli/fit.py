@@ -21,6 +21,7 @@ from ._options import (
     positive_int,
 )
 from ._options import gamma as gamma_type
+from ._table import add_table_options, with_preprocessing
 
 __all__ = ["add_parser", "run", "make_estimator", "load_labelled"]
 
@@ -101,6 +102,7 @@ def add_parser(subparsers):
                         "data: divided by the largest absolute value, keeping zeros), standard "
                         "to zero mean and unit variance (sparse: unit variance only)")
     add_task_option(p)
+    add_table_options(p)
     add_data_options(p)
     p.set_defaults(func=run)
 
@@ -238,16 +240,16 @@ def _run_in_memory(args, estimator, output):
     with budget(args), stages(args.no_progress) as advance:
         advance("loading training data")
         start = time.perf_counter()
-        X, y = load_labelled(args.train, spec, args.data_dir, n_features=args.n_features)
+        X, y, prep, record = load_training(args, spec)
         timings["load_s"] = time.perf_counter() - start
         if args.test:
             advance("loading test data")
-            X_test, y_test = load_labelled(args.test, spec, args.data_dir, n_features=X.shape[1])
+            X_test, y_test = load_test(args, spec, X, prep, record)
             if X_test.shape[1] != X.shape[1]:
                 raise ValueError(f"{args.test} has {X_test.shape[1]} features but {args.train} "
                                  f"has {X.shape[1]}; pass --n-features for svmlight files.")
         estimator, task = _for_target(args, estimator, X, y)
-        estimator = with_scaling(args, estimator, X)
+        estimator = with_preprocessing(prep, with_scaling(args, estimator, X))
         cv_line = _cross_validate(args, estimator, X, y, advance) if args.cv else None
         advance(f"fitting {type(estimator).__name__}")
         start = time.perf_counter()
@@ -263,7 +265,7 @@ def _run_in_memory(args, estimator, output):
         scores = quality(estimator, y_eval, pred)
         advance("writing model file")
         save_fit(args, estimator, output, scores, timings,
-                 {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
+                 {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), **record})
     lines = [f"train: {args.train}: {describe(X, y, task)}"]
     if args.test:
         lines.append(f"test:  {args.test}: {X_test.shape[0]} rows")
@@ -273,6 +275,33 @@ def _run_in_memory(args, estimator, output):
               f"{timings['predict_s']:.2f} s ({X_eval.shape[0]} rows), load "
               f"{timings['load_s']:.2f} s", args, scores, output)
     return 0
+
+
+def load_training(args, spec):
+    """``(X, y, preprocessor, record)`` of TRAIN: a CSV with a header by its named columns
+    (:mod:`kernelscale.cli._table`; the line of what is encoded goes to stderr), any other
+    data as numbers (preprocessor None, record empty)."""
+    from ._table import has_header, load_training_table, refuse_table_options
+
+    if has_header(args.train, spec):
+        X, y, prep, record, line = load_training_table(args.train, spec, args)
+        if line:
+            print(line, file=sys.stderr, flush=True)
+        return X, y, prep, record
+    refuse_table_options(args, args.train)
+    X, y = load_labelled(args.train, spec, args.data_dir,
+                         n_features=getattr(args, "n_features", None))
+    return X, y, None, {}
+
+
+def load_test(args, spec, X, prep, record):
+    """``(X_test, y_test)`` read as TRAIN was."""
+    from ._table import load_like_training
+
+    if record:
+        return load_like_training(args.test, record, spec, None, need_labels=True,
+                                  imputes=prep is not None)
+    return load_labelled(args.test, spec, args.data_dir, n_features=X.shape[1])
 
 
 def _with_model(args, model):

@@ -67,10 +67,19 @@ def _read_model(args):
     return model, header, spec
 
 
-def load_for_model(source, model, spec, data_dir, *, need_labels):
-    """Read data to predict with a fitted model, in the layout it was trained on."""
+def load_for_model(source, model, spec, data_dir, *, need_labels, stored=None):
+    """Read data to predict with a fitted model, in the layout it was trained on
+    (``stored``: the model file's record of its training data)."""
     from ..datasets import FeatureCountError, guess_format
+    from ._table import has_header, load_like_training
     from .fit import load_labelled
+
+    if stored and stored.get("columns"):  # trained on a CSV read by its named columns
+        if has_header(source, spec):
+            return load_like_training(source, stored, spec, model, need_labels=need_labels)
+        if any(kind != "numeric" for kind in stored["kinds"]):
+            raise ValueError(f"{source} has no header; the model reads its columns by name "
+                             f"({', '.join(stored['columns'])}): add the header line.")
 
     width = getattr(model, "n_features_in_", None)
     try:
@@ -105,7 +114,8 @@ def _predict_file(args, *, need_labels):
     model, header, spec = _read_model(args)
     with budget(args), stages(args.no_progress) as advance:
         advance("loading data")
-        X, y = load_for_model(args.data, model, spec, args.data_dir, need_labels=need_labels)
+        X, y = load_for_model(args.data, model, spec, args.data_dir, need_labels=need_labels,
+                              stored=header.get("metadata", {}).get("data"))
         advance("predicting")
         start = time.perf_counter()
         pred = model.predict(X)

@@ -14,6 +14,7 @@ from ._options import (
     add_task_option,
     positive_int,
 )
+from ._table import add_table_options
 
 __all__ = ["add_parser", "run"]
 
@@ -71,6 +72,7 @@ def add_parser(subparsers):
     p.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="model file to write (the refitted best model)")
     add_task_option(p)
+    add_table_options(p)
     add_data_options(p)
     p.set_defaults(func=run)
 
@@ -108,9 +110,10 @@ def run(args):
         save_fit,
         stages,
     )
+    from ._table import with_preprocessing
     from ._task import infer_task
     from ._widths_plot import draw_widths, widths_lines
-    from .fit import load_labelled, with_scaling
+    from .fit import load_test, load_training, with_scaling
 
     output = check_output_path(args.output, "-o")
     heatmap = check_output_path(args.heatmap, "--heatmap") if args.heatmap else \
@@ -125,10 +128,14 @@ def run(args):
     with budget(args), stages(args.no_progress) as advance:
         advance("loading training data")
         start = time.perf_counter()
-        X, y = load_labelled(args.train, spec, args.data_dir)
+        X, y, prep, record = load_training(args, spec)
+        if prep is not None:  # the search runs on the encoded columns
+            X = prep.fit_transform(X)
         load_s = time.perf_counter() - start
         if args.test:
-            X_test, y_test = load_labelled(args.test, spec, args.data_dir, n_features=X.shape[1])
+            X_test, y_test = load_test(args, spec, X, prep, record)
+            if prep is not None:
+                X_test = prep.transform(X_test)
         task, note = infer_task(y, args.task)
         if note:
             print(f"kernelscale: {'warning' if task == 'classification' else 'task'}: {note}",
@@ -141,15 +148,16 @@ def run(args):
             scaled = with_scaling(args, search, X).fit(X, y)
         fit_s = time.perf_counter() - start
         # the model file holds the fitted scaling before the refitted best
-        model = search.best_estimator_ if scaled is search else \
-            make_pipeline(scaled[0], search.best_estimator_)
+        model = with_preprocessing(prep, search.best_estimator_ if scaled is search else
+                                   make_pipeline(scaled[0], search.best_estimator_))
         advance("scoring and writing")
         X_eval, y_eval = (X_test, y_test) if args.test else (X, y)
-        scores = quality(model, y_eval, model.predict(X_eval))
+        scored = model if prep is None else model[-1]  # X_eval is encoded already
+        scores = quality(scored, y_eval, scored.predict(X_eval))
         args.model = FAMILY_MODELS[search.best_params_["family"]]
         save_fit(args, model, output, scores,
                  {"load_s": load_s, "fit_s": fit_s},
-                 {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1])})
+                 {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), **record})
         scoring = search.scoring or ("r2" if task == "regression" else "accuracy")
         draw_heatmap(search.cv_results_, heatmap, scoring=scoring,
                      title=f"{Path(str(args.train)).name}: {scoring} "

@@ -7,13 +7,21 @@ Data sets larger than memory are read as a stream of row chunks
 (:func:`open_chunks`), which the estimators' ``fit`` accepts.
 
 Modules: ``_files`` (svmlight, CSV, .npz and IDX parsers), ``_named`` (a9a,
-MNIST-10k, :func:`load_data`), ``_synthetic`` (generated problems), ``_chunks``
+MNIST-10k, :func:`load_data`), ``_table`` (a CSV by named columns, with text and
+missing cells: :func:`load_table`), ``_synthetic`` (generated problems), ``_chunks``
 and ``_file_chunks`` (chunked data sets in memory and from files).
 """
 
 from ._chunks import ArrayChunks, ChunkedDataset, NonlinearChunks, default_chunk_rows, random_rows
 from ._file_chunks import CsvChunks, NpyChunks, open_chunks
-from ._files import guess_format, load_csv, load_mnist_idx, load_npz, sniff_delimiter
+from ._files import (
+    guess_format,
+    load_csv,
+    load_mnist_idx,
+    load_npz,
+    open_text,
+    sniff_delimiter,
+)
 from ._named import (
     DATASETS,
     check_dataset,
@@ -25,6 +33,7 @@ from ._named import (
 )
 from ._svmlight import FeatureCountError, SvmlightChunks, load_svmlight
 from ._synthetic import iter_nonlinear_chunks, make_nonlinear_problem, make_synthetic_problem
+from ._table import MISSING_MARKERS, Table, load_table
 
 __all__ = [
     "DATASETS", "data_dir", "check_dataset", "FeatureCountError", "sniff_delimiter",
@@ -33,4 +42,5 @@ __all__ = [
     "make_synthetic_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
     "NonlinearChunks", "open_chunks", "default_chunk_rows", "random_rows",
+    "Table", "load_table", "MISSING_MARKERS", "open_text",
 ]

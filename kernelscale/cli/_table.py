@@ -1,0 +1,263 @@
+"""Real CSVs on the command line: columns by name, text categories encoded, missing values.
+
+A CSV with a header is read by :func:`kernelscale.datasets.load_table`. Its text
+columns are one-hot encoded (or ordinal, where declared) and its missing cells
+imputed (or refused, listing every affected column at once) by scikit-learn's
+``ColumnTransformer``, ``OneHotEncoder``, ``OrdinalEncoder`` and ``SimpleImputer``,
+fitted on the training rows and stored in the model file as the first step of a
+pipeline, so that predict and evaluate apply exactly what fit did. The model
+file remembers the training columns by name: predict and evaluate accept a CSV
+with or without the label column, in any column order, and refuse one whose
+features differ, naming the difference.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["add_table_options", "has_header", "load_training_table", "load_like_training",
+           "with_preprocessing", "refuse_table_options", "PREPROCESS_STEP"]
+
+#: the name of the preprocessing step in a model file's pipeline
+PREPROCESS_STEP = "columns"
+
+
+def add_table_options(p):
+    """``--columns``, ``--drop-columns``, ``--ordinal``, ``--missing``, ``--unknown-categories``."""
+    names = dict(type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
+                 metavar="NAME[,NAME]")
+    p.add_argument("--columns", default=None, **names,
+                   help="CSV with a header: the feature columns to use (default: all but the "
+                        "label and --drop-columns)")
+    p.add_argument("--drop-columns", default=[], **names,
+                   help="CSV with a header: columns to leave out (e.g. an id or a date)")
+    p.add_argument("--ordinal", default=[], **names,
+                   help="text columns to encode as one ordinal number (their values in sorted "
+                        "order) instead of one-hot")
+    p.add_argument("--missing", choices=("impute", "refuse"), default="impute",
+                   help="missing cells (empty, NA, NaN, null, ?): impute (median; the most "
+                        "frequent value of a text column) or refuse, listing every affected "
+                        "column (default: impute)")
+    p.add_argument("--unknown-categories", choices=("warn", "refuse"), default="warn",
+                   help="at predict, a text value training never saw: warn and encode it as "
+                        "unknown (no category), or refuse (default: warn)")
+
+
+def has_header(source, spec):
+    """Whether ``source`` is a CSV file whose first line names its columns."""
+    from ..datasets import MISSING_MARKERS, guess_format, open_text, sniff_delimiter
+
+    path = Path(str(source))
+    fmt = spec.get("format") or "auto"
+    if not path.is_file() or (fmt == "auto" and guess_format(path) != "csv") or \
+            fmt not in ("auto", "csv"):
+        return False
+    import csv
+
+    delimiter = spec.get("delimiter") or sniff_delimiter(path)
+    with open_text(path) as handle:
+        first = next(csv.reader(handle, delimiter=delimiter), [])
+    for cell in first:
+        text = cell.strip()
+        if text.lower() in MISSING_MARKERS:
+            continue
+        try:
+            float(text)
+        except ValueError:
+            return True
+    return False
+
+
+def _label(spec):
+    label = spec.get("label_column", -1)
+    return -1 if label is None else label
+
+
+def _listing(counts):
+    return ", ".join(f"{name} ({count})" for name, count in counts.items())
+
+
+def load_training_table(source, spec, args):
+    """``(X, y, preprocessor, record, line)`` of a headed training CSV.
+
+    ``preprocessor`` is an unfitted ``ColumnTransformer`` (None when every column
+    is numeric and complete); ``record`` what the model file keeps to read data
+    the same way; ``line`` says what was encoded, imputed and dropped (None when
+    nothing was).
+    """
+    from ..datasets import load_table, sniff_delimiter
+
+    delimiter = spec.get("delimiter") or sniff_delimiter(source)
+    table = load_table(source, label=_label(spec), columns=args.columns,
+                       drop_columns=args.drop_columns, delimiter=delimiter)
+    if not table.names:
+        raise ValueError(f"{source}: no feature columns left (--columns / --drop-columns).")
+    text = [n for n, k in zip(table.names, table.kinds) if k == "text"]
+    undeclared = [n for n in args.ordinal if n not in text]
+    if undeclared:
+        raise ValueError(f"--ordinal: {', '.join(undeclared)}: not a text column of "
+                         f"{source} (its text columns: {', '.join(text) or 'none'}).")
+    missing = table.missing()
+    if missing and args.missing == "refuse":
+        raise ValueError(f"{source}: missing values in {len(missing)} column"
+                         f"{'s' if len(missing) > 1 else ''}: {_listing(missing)}; give "
+                         "--missing impute, or --drop-columns them.")
+    record = {"columns": table.names, "kinds": table.kinds, "label_name": table.label,
+              "dropped": table.others, "missing": args.missing,
+              "unknown_categories": args.unknown_categories}
+    parts = []
+    onehot = [n for n in text if n not in args.ordinal]
+    if onehot:
+        parts.append("one-hot: " + ", ".join(
+            f"{n} ({len(_values(table, n))} values)" for n in onehot))
+    if args.ordinal:
+        parts.append("ordinal: " + ", ".join(args.ordinal))
+    if missing:
+        parts.append(f"imputed: {_listing(missing)} missing")
+    if table.others:
+        parts.append("not used: " + ", ".join(table.others))
+    line = None if not parts else (
+        f"columns: {len(table.names)} features ({len(table.names) - len(text)} numeric, "
+        f"{len(text)} text); " + "; ".join(parts))
+    preprocessor = None
+    if text or missing:
+        preprocessor = _preprocessor(table, onehot, list(args.ordinal))
+    return table.to_array(), table.y, preprocessor, record, line
+
+
+def _values(table, name):
+    column = table.columns[table.names.index(name)]
+    return {v for v in column if isinstance(v, str)}
+
+
+def _preprocessor(table, onehot, ordinal):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+
+    numeric = [j for j, k in enumerate(table.kinds) if k == "numeric"]
+    steps = []
+    if numeric:  # an imputer always: predict's data may miss cells training had
+        steps.append(("numeric", SimpleImputer(strategy="median"), numeric))
+    if onehot:
+        steps.append(("onehot", make_pipeline(
+            SimpleImputer(strategy="most_frequent"),
+            OneHotEncoder(handle_unknown="ignore", sparse_output=False)),
+            [table.names.index(n) for n in onehot]))
+    if ordinal:
+        steps.append(("ordinal", make_pipeline(
+            SimpleImputer(strategy="most_frequent"),
+            OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)),
+            [table.names.index(n) for n in ordinal]))
+    return ColumnTransformer(steps, sparse_threshold=0.0)
+
+
+def load_like_training(source, record, spec, model, *, need_labels, imputes=None):
+    """``(X, y)`` of a headed CSV, in the training columns' order and encoding.
+
+    The label column may be there or not; features missing or extra (other than
+    those training left out) are refused, naming them. ``model``: the fitted
+    model (its preprocessing checks the categories), or None before the fit
+    (``imputes`` then says whether missing cells will be imputed).
+    """
+    from ..datasets import load_table, sniff_delimiter
+
+    delimiter = spec.get("delimiter") or sniff_delimiter(source)
+    label = record.get("label_name")
+    table = load_table(source, label=label, delimiter=delimiter, need_label=False)
+    if need_labels and table.y is None:
+        raise ValueError(f"{source}: no label column {label!r}; evaluate compares with "
+                         "labels (use predict for data without them).")
+    trained = record["columns"]
+    absent = [n for n in trained if n not in table.names]
+    extra = [n for n in table.names if n not in trained and n not in record.get("dropped", [])]
+    if absent or extra:
+        what = []
+        if absent:
+            what.append(f"missing {', '.join(absent)}")
+        if extra:
+            what.append(f"not in training: {', '.join(extra)}")
+        raise ValueError(f"{source}: its columns differ from the model's training columns "
+                         f"({'; '.join(what)}); pass data with the columns "
+                         f"{', '.join(trained)}.")
+    order = [table.names.index(n) for n in trained]
+    columns = [table.columns[j] for j in order]
+    kinds = [table.kinds[j] for j in order]
+    for name, was, now in zip(trained, record["kinds"], kinds):
+        if was == "numeric" and now == "text":
+            column = columns[trained.index(name)]
+            sample = next(v for v in column if isinstance(v, str))
+            raise ValueError(f"{source}: column {name} was numeric in training; here it holds "
+                             f"text (e.g. {sample!r}).")
+        if was == "text" and now == "numeric":  # numbers in a text column are its values
+            column = columns[trained.index(name)]
+            columns[trained.index(name)] = np.array(
+                [np.nan if np.isnan(v) else f"{v:g}" for v in column], dtype=object)
+    from ..datasets import Table
+
+    aligned = Table(names=list(trained), columns=columns, kinds=list(record["kinds"]),
+                    y=table.y, label=table.label)
+    missing = aligned.missing()
+    preprocess = _preprocess_step(model)
+    if imputes is None:
+        imputes = preprocess is not None
+    if missing and (record.get("missing") == "refuse" or not imputes):
+        raise ValueError(f"{source}: missing values in {_listing(missing)}; the model was "
+                         "fitted without imputing them: fill or drop those rows.")
+    if preprocess is not None:
+        _check_categories(source, aligned, preprocess, record)
+    return aligned.to_array(), aligned.y
+
+
+def _preprocess_step(model):
+    steps = getattr(model, "named_steps", {})
+    return steps.get(PREPROCESS_STEP)
+
+
+def with_preprocessing(preprocessor, estimator):
+    """``estimator`` behind the CSV's preprocessing (when there is any)."""
+    if preprocessor is None:
+        return estimator
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([(PREPROCESS_STEP, preprocessor), ("model", estimator)])
+
+
+def refuse_table_options(args, source):
+    """--columns and the like name CSV columns: refuse them for other data."""
+    given = [flag for flag, value in (("--columns", args.columns),
+                                      ("--drop-columns", args.drop_columns),
+                                      ("--ordinal", args.ordinal)) if value]
+    if given:
+        raise ValueError(f"{', '.join(given)} name{'s' if len(given) == 1 else ''} columns of a "
+                         f"CSV with a header; {source} is not one.")
+
+
+def _check_categories(source, table, preprocess, record):
+    """Warn about (or refuse) text values training never saw, per column."""
+    unknown = {}
+    for kind in ("onehot", "ordinal"):
+        if kind not in preprocess.named_transformers_:
+            continue
+        encoder = preprocess.named_transformers_[kind][-1]
+        for categories, j in zip(encoder.categories_,
+                                 dict((n, c) for n, _, c in preprocess.transformers_)[kind]):
+            known = set(categories.tolist())
+            column = table.columns[j]
+            new = [v for v in column if isinstance(v, str) and v not in known]
+            if new:
+                unknown[table.names[j]] = (len(new), sorted(set(new))[:3])
+    if not unknown:
+        return
+    text = "; ".join(f"{name}: {count} rows ({', '.join(map(repr, values))}"
+                     f"{', ...' if count > len(values) else ''})"
+                     for name, (count, values) in unknown.items())
+    if record.get("unknown_categories") == "refuse":
+        raise ValueError(f"{source}: values training never saw in {text}; the model was "
+                         "fitted with --unknown-categories refuse.")
+    print(f"kernelscale: warning: values training never saw, encoded as unknown: {text}",
+          file=sys.stderr, flush=True)
