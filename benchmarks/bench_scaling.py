@@ -47,7 +47,8 @@ from _common import RESULTS, load_line, machine_state, save  # noqa: E402
 MODES = ("memory", "stream", "dask", "sklearn-sgd")
 ONLINE_MODES = ("asgd", "sklearn-sgd")  # the online pair, run with --modes asgd,sklearn-sgd
 N_TEST = 100_000
-# chosen by ``--tune-sgd`` (1e6 rows, one epoch, held-out split rows_seed=2); see BENCHMARKS.md
+# chosen by ``--tune-sgd`` (1e6 rows, one epoch, held-out split rows_seed=2);
+# see benchmarks/HISTORY.md
 SGD_ALPHA = 1e-7
 SGD_AVERAGE = True
 CHUNK = 200_000

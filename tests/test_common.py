@@ -174,7 +174,7 @@ def expected_failed_checks(estimator):
             "lets the model interpolate them, where weights of 1000 vs 1e-4 cannot act; "
             "float32 round-off then decides: 0.78-0.84 of the test rows go to the heavy "
             "class (0.87 needed), 0.88-0.90 in float64, 0.94-1.0 with alpha=1. The default "
-            "stays the most accurate on real data (MNIST 0.9785, see BENCHMARKS.md)")
+            "stays the most accurate on real data (MNIST 0.9785, see benchmarks/HISTORY.md)")
     if hasattr(estimator, "feature_map") or isinstance(
             estimator, (NystromKernelRidge, NystromKernelRidgeClassifier)):
         reason = "landmarks / frequencies are drawn from the rows, so a duplicated row " \

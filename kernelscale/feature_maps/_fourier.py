@@ -120,11 +120,11 @@ class RandomFourierFeatures(_FeatureMap):
     ----------
     kernel_ : kernelscale.kernels.Kernel
         The kernel the map approximates (``RBF`` or ``Laplacian``).
-    gamma_ : float or ndarray of shape (n_features_in_,)
+    gamma_ : float or ndarray of shape (n_features_in,)
         The kernel scale used (per-feature widths as given).
     n_components_ : int
         Number of output features.
-    random_weights_ : ndarray of shape (n_features_in_, n_frequencies)
+    random_weights_ : ndarray of shape (n_features_in, n_frequencies)
         The frequencies (``sampling`` "iid" or "orthogonal").
     random_signs_ : ndarray of shape (n_blocks, 3, padded_n_features)
         The sign diagonals ``D1, D2, D3`` of each SORF block (``sampling="structured"``).

@@ -128,14 +128,14 @@ class Nystroem(_FeatureMap):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_landmarks, n_features_in_)
+    components_ : ndarray of shape (n_landmarks, n_features_in)
         The landmarks the map uses (with Cholesky, only the kept pivots).
     component_indices_ : ndarray of shape (n_landmarks,) or None
         Rows of the training data the landmarks are; None for k-means centres.
-    normalization_ : ndarray of shape (n_landmarks, rank_)
+    normalization_ : ndarray of shape (n_landmarks, rank)
         ``z(x) = k(x, components_) @ normalization_``. Upper triangular with
         the Cholesky decomposition.
-    eigenvalues_ : ndarray of shape (rank_,)
+    eigenvalues_ : ndarray of shape (rank,)
         Kept eigenvalues of ``K_mm`` (``decomposition_ == "eigh"`` only).
     rank_ : int
         Number of output features: ``n_components_`` unless landmarks are

@@ -108,7 +108,7 @@ class RandomMaclaurin(_PolynomialSketch):
 
     Attributes
     ----------
-    random_signs_ : ndarray of shape (degree, n_features_in_ + 1, n_components), int8
+    random_signs_ : ndarray of shape (degree, n_features_in + 1, n_components), int8
         The Rademacher vectors ``eps_j`` (the last input row acts on ``sqrt(coef0)``).
     kernel_ : kernelscale.kernels.Polynomial
         The kernel the map approximates.
@@ -182,9 +182,9 @@ class TensorSketch(_PolynomialSketch):
 
     Attributes
     ----------
-    hash_indices_ : ndarray of shape (degree, n_features_in_ + 1), int64
+    hash_indices_ : ndarray of shape (degree, n_features_in + 1), int64
         Bucket of each input coordinate in each count sketch.
-    hash_signs_ : ndarray of shape (degree, n_features_in_ + 1)
+    hash_signs_ : ndarray of shape (degree, n_features_in + 1)
         Sign of each input coordinate in each count sketch.
     kernel_ : kernelscale.kernels.Polynomial
         The kernel the map approximates.

@@ -124,7 +124,9 @@ def pairwise_kernel(
 
 
 def linear_kernel(X, Y=None, *, memory_budget=None):
-    """Linear kernel ``x . y``; see :func:`pairwise_kernel`.
+    """Linear kernel matrix; see :func:`pairwise_kernel`.
+
+    ``K[i, j] = x_i . y_j``.
 
     Examples
     --------
@@ -138,7 +140,9 @@ def linear_kernel(X, Y=None, *, memory_budget=None):
 
 def polynomial_kernel(X, Y=None, *, gamma="scale", degree=DEFAULT_DEGREE, coef0=DEFAULT_COEF0,
                       memory_budget=None):
-    """Polynomial kernel ``(gamma x . y + coef0) ** degree``; see :func:`pairwise_kernel`.
+    """Polynomial kernel matrix; see :func:`pairwise_kernel`.
+
+    ``K[i, j] = (gamma x_i . y_j + coef0) ** degree``.
 
     Examples
     --------
@@ -153,7 +157,9 @@ def polynomial_kernel(X, Y=None, *, gamma="scale", degree=DEFAULT_DEGREE, coef0=
 
 
 def rbf_kernel(X, Y=None, *, gamma="scale", memory_budget=None):
-    """Gaussian RBF kernel ``exp(-gamma ||x - y||^2)``; see :func:`pairwise_kernel`.
+    """Gaussian RBF kernel matrix; see :func:`pairwise_kernel`.
+
+    ``K[i, j] = exp(-gamma ||x_i - y_j||^2)``.
 
     Examples
     --------
@@ -166,7 +172,9 @@ def rbf_kernel(X, Y=None, *, gamma="scale", memory_budget=None):
 
 
 def laplacian_kernel(X, Y=None, *, gamma="scale", memory_budget=None):
-    """Laplacian kernel ``exp(-gamma ||x - y||_1)``; see :func:`pairwise_kernel`.
+    """Laplacian kernel matrix; see :func:`pairwise_kernel`.
+
+    ``K[i, j] = exp(-gamma ||x_i - y_j||_1)``.
 
     Examples
     --------

@@ -1,6 +1,6 @@
 """The automatic family choice: which model family to search for the data at hand.
 
-The rule is written from the grid searches measured in BENCHMARKS.md (2 cores,
+The rule is written from the grid searches measured in benchmarks/HISTORY.md (2 cores,
 the default 7 x 7 grid, 5 folds):
 
 - the exact SVM's grid, on a kernel matrix shared by every gamma, C and fold,

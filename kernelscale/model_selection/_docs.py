@@ -88,7 +88,7 @@ DOC_ATTRS = """Attributes
         The learned widths (None where they were not learned); ``best_params_``'s
         ``gamma`` is then one width per feature (the factor times the widths),
         while ``cv_results_`` lists the factors.
-    feature_relevance_ : ndarray of shape (n_features_in_,)
+    feature_relevance_ : ndarray of shape (n_features_in,)
         With learned widths: each feature's share of the kernel's distance
         (``KernelWidths.feature_relevance_``).
     capacity_ : list of dict or None

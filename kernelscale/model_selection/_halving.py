@@ -27,7 +27,7 @@ from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 __all__ = ["EXACT_SCREEN_ROWS", "halving_schedule", "screen_families", "screen_gammas"]
 
 #: rows the families are screened on (the exact SVM's 7 x 7 grid, 5 folds: ~30 s on
-#: 10,000 rows of 28 features, 2 cores; see BENCHMARKS.md "At scale")
+#: 10,000 rows of 28 features, 2 cores; see benchmarks/HISTORY.md "At scale")
 EXACT_SCREEN_ROWS = 10_000
 
 

@@ -88,9 +88,9 @@ class KernelWidths(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    gamma_ : ndarray of shape (n_features_in_,)
+    gamma_ : ndarray of shape (n_features_in,)
         The learned widths (``gamma`` of a kernelscale model).
-    feature_relevance_ : ndarray of shape (n_features_in_,)
+    feature_relevance_ : ndarray of shape (n_features_in,)
         ``gamma_d Var(x_d)``, normalised to sum to 1: each feature's share of the
         kernel's expected squared distance (scale-free; ~0 for an ignored feature).
     penalty_ : float

@@ -95,7 +95,7 @@ class DoublySGDSVC(LogisticProbabilityMixin, ClassifierShell, ClassifierMixin, B
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    coef_ : ndarray of shape (n_iter_, 2 * block_size, n_problems)
+    coef_ : ndarray of shape (n_iter, 2 * block_size, n_problems)
         Coefficients of each block's cosine and sine features (averaged when
         ``averaging``).
     intercept_ : ndarray of shape (n_problems,)

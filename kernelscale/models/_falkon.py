@@ -342,7 +342,7 @@ class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, Classifier
         {data}
         callback : callable, default=None
             ``callback(iteration, beta)`` after each CG iteration, with the
-            current coefficients (shape (n_components_, n_targets)); for studying
+            current coefficients (shape (n_components, n_targets)); for studying
             convergence.
 
         Returns

@@ -140,11 +140,11 @@ PARAMS_DOC = """n_components : int or "auto", default="auto"
         1: a progress bar over the CG iterations (with the residual); 2: print
         the centres, alpha, and each CG iteration's residual and time."""
 
-ATTRS_DOC = """components_ : ndarray of shape (n_components_, n_features_in_)
+ATTRS_DOC = """components_ : ndarray of shape (n_components, n_features_in)
         The centres (named as :class:`Nystroem` names its landmarks).
-    component_indices_ : ndarray of shape (n_components_,) or None
+    component_indices_ : ndarray of shape (n_components,) or None
         Rows of the training data the centres are (None for k-means centres).
-    dual_coef_ : ndarray of shape (n_targets, n_components_)
+    dual_coef_ : ndarray of shape (n_targets, n_components)
         Predictions are ``K(X, components_) @ dual_coef_.T``.
     kernel_ : kernelscale.kernels.Kernel
         The kernel, its parameters resolved.
@@ -153,6 +153,6 @@ ATTRS_DOC = """components_ : ndarray of shape (n_components_, n_features_in_)
     n_components_ : int
     n_iter_ : int
         CG iterations run.
-    residuals_ : ndarray of shape (n_iter_, n_targets)
+    residuals_ : ndarray of shape (n_iter, n_targets)
         Relative residual after each iteration.
     n_features_in_ : int"""
