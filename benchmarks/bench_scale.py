@@ -205,7 +205,11 @@ def one(data, name, budget, rows_asked):
                                    for k, v in p.items()},
                       family_choice=getattr(model, "family_choice_", None),
                       search_s=getattr(model, "search_time_", None),
-                      refit_s=getattr(model, "refit_time_", None))
+                      refit_s=getattr(model, "refit_time_", None),
+                      halving=getattr(model, "halving_", None),
+                      capacity=getattr(model, "capacity_", None),
+                      challenger={k: v for k, v in (getattr(model, "challenger_", None)
+                                                    or {}).items() if k != "params"} or None)
         if getattr(model, "feature_relevance_", None) is not None:
             top = np.argsort(model.feature_relevance_)[::-1][:10]
             record["top_features"] = [[int(j), float(model.feature_relevance_[j])] for j in top]

@@ -60,8 +60,31 @@ def test_memory_caps_the_centres():
     m = kept_centres(10000, 3, 64 * 2**20)
     # K(X, C) float32 for 10,000 rows beside its m x m factors within 64 MiB
     assert 4 * (10000 * m + m * m) <= 64 * 2**20 < 4 * (10000 * 2 * m + 4 * m * m)
-    chosen, _ = _grow(lambda m: m / 1e5, lambda m: 0.0, budget=30, memory_budget=64 * 2**20)
-    assert chosen <= m
+    # recomputing the blocks, only the m x m factors bound them
+    most = kept_centres(10000, 3, 64 * 2**20, kept=False)
+    assert 4 * most * most <= 64 * 2**20 < 4 * 4 * most * most
+    chosen, _ = _grow(lambda m: m / 1e5, lambda m: 0.0, budget=30, memory_budget=16 * 2**20)
+    assert chosen <= kept_centres(10000, 3, 16 * 2**20, kept=False)
+
+
+def test_centres_past_the_kept_kernel_are_priced_by_recomputation():
+    # 8 MiB keeps K(X, C) for 10,000 rows up to ~200 centres: the doubling from 100 to 200
+    # is priced as kept, the one past it at RECOMPUTE_STEPS times, which the time left
+    # (a refit measured at 0.05 s, 3 s left) does not pay for
+    from kernelscale.model_selection._capacity import RECOMPUTE_STEPS
+
+    budget = 8 * 2**20
+    kept = kept_centres(10000, 3, budget)
+    assert 100 <= kept < 400 <= kept_centres(10000, 3, budget, kept=False)
+    # fits of m * 2e-4 s: 0.04 s at 200 centres predicts 2 x 0.04 x 2.25 x 20 = 3.6 s for 400
+    chosen, steps = _grow(lambda m: m / 1e4, lambda m: m * 2e-4, budget=3.0,
+                          refit_seconds=0.05, memory_budget=budget)
+    assert chosen == 200 and [s["n_components"] for s in steps] == [200]
+    # with the time to pay for it, the recomputed doubling is tried (and measured: the
+    # next one is priced from it)
+    chosen, steps = _grow(lambda m: m / 1e4, lambda m: m * 2e-4, budget=3.0 * RECOMPUTE_STEPS,
+                          refit_seconds=0.05, memory_budget=budget)
+    assert [s["n_components"] for s in steps] == [200, 400, 800] and chosen == 800
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -108,6 +131,20 @@ def test_the_exact_svm_challenges_another_family_where_its_cost_fits(monkeypatch
         assert type(search.best_estimator_).__name__ == "KernelSVC"
         assert "was refitted" in search.family_choice_
     assert step["won"]
+    # too little time left for it: said, in numbers
+    from kernelscale.model_selection import _search
+
+    def too_slow(*args, log, **kwargs):
+        log({"predicted_fold_s": 123.0, "predicted_refit_s": 456.0, "exponent": 2.0,
+             "measured_rows": [1500, 3000], "score": None, "seconds": None, "won": False})
+        return False
+    monkeypatch.setattr(_search, "exact_challenger", too_slow)
+    slow = KernelClassifierCV(gamma_factors=[1.0], alphas=[1e3], cv=3, time_budget=60,
+                              learn_widths=False, random_state=0).fit(X, y)
+    assert slow.challenger_["score"] is None and slow.best_params_["family"] == "falkon"
+    assert ("the exact SVM was not fitted on every row: its cost measured on up to 3000 rows "
+            "(~n^2.00) predicted 123 s for the first fold and 456 s for the refit, past the "
+            "time left") in slow.family_choice_
     # no time budget, or families given: no challenger
     assert KernelClassifierCV(families=["falkon"], gamma_factors=[1.0], alphas=[1e3], cv=3,
                               time_budget=60, random_state=0).fit(X, y).challenger_ is None

@@ -54,7 +54,7 @@ def add_parser(subparsers):
     p.add_argument("--halving", choices=("auto", "yes", "no"), default="auto",
                    help="screen the gammas on growing subsamples first, fit the survivors on "
                         "all rows; beyond 20,000 rows also screen the exact SVM's grid on "
-                        "10,000 of them (auto: beyond 20,000 rows)")
+                        "5,000 of them (auto: beyond 20,000 rows)")
     p.add_argument("--learn-widths", choices=("auto", "yes", "no"), default="auto",
                    help="learn one kernel width per feature first (auto: from 5,000 rows "
                         "of 2-200 dense features on); prints them and draws their relevance "

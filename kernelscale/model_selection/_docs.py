@@ -25,7 +25,7 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         ``halving_`` the rounds). Needs an int ``cv``. A classifier whose
         families are chosen (``families="auto"``) beyond the rows where the
         exact SVM is searched also screens the exact SVM's whole grid beside
-        them on one subsample of 10,000 rows (at most half the data); its best
+        them on one subsample of 5,000 rows (at most half the data); its best
         configuration is the one the search then challenges its winner with
         on all rows, where the exact SVM's measured cost fits the time left.
         "auto": with an int ``cv``, from 20,001 rows on (where the grid on
