@@ -234,3 +234,20 @@ def test_halving_at_scale_screens_the_families_and_challenges_with_the_screened_
                             n_components=200, learn_widths=False,
                             random_state=0).fit(X, y.astype(float))
     assert {r["stage"] for r in reg.halving_} == {"gammas"}
+
+
+def test_the_cubic_cost_of_many_centres_is_predicted_from_the_measured_fits():
+    # regression (Beijing, 306k rows, 5 minutes): doubling the centres was priced at twice
+    # the last fit, but the m x m factorisations grow 8x a doubling; from two measured fits
+    # fit_seconds solves a m + b m^3, so a fit of 4.1 s (1,600 centres) after 0.51 s (800)
+    # is predicted at ~4 s, past the time left, and not started
+    from kernelscale.model_selection._capacity import fit_seconds
+
+    def cubic(m):
+        return (m / 100) ** 3 * 1e-3
+
+    assert fit_seconds([(400, cubic(400)), (800, cubic(800))], 1600) == pytest.approx(
+        cubic(1600), rel=0.01)
+    chosen, steps = _grow(lambda m: m / 1e4, cubic, budget=5.0, refit_seconds=cubic(100) * 1.25,
+                          memory_budget=2**30)
+    assert [s["n_components"] for s in steps] == [200, 400, 800] and chosen == 800

@@ -25,7 +25,7 @@ from sklearn.metrics import get_scorer
 
 from .._planner import falkon_plan
 
-__all__ = ["grow_centres"]
+__all__ = ["grow_centres", "fit_seconds", "kept_centres"]
 
 #: how many centres at most (the m x m factorisations are O(m^3): 40,000 take
 #: minutes on 2 cores)
@@ -86,13 +86,12 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     held = kept_centres(n, d, memory_budget)
     cap = min(train.size, kept_centres(n, d, memory_budget, kept=False))
     best_m, best_score = m, scored
-    # a fold fit with m centres, predicted from the refit until one is measured
-    fit_m = refit_seconds / growth
+    # fold fits measured: (centres, seconds), the first predicted from the refit
+    measured = [(m, refit_seconds / growth)]
     while 2 * best_m <= cap:
         nxt = 2 * best_m
-        # fitting costs ~ n m (kernel blocks, CG) + m^3 (factors): doubling m doubles it
-        # at least; the refit on every row adds growth times that
-        predicted = 2.0 * fit_m * (1.0 + growth)
+        # the fold's fit, and the refit on every row (growth times its rows)
+        predicted = fit_seconds(measured, nxt) * (1.0 + growth)
         if best_m <= held < nxt:  # the kernel blocks recomputed at every CG step from here
             predicted *= RECOMPUTE_STEPS
         if time.perf_counter() + predicted > end:
@@ -107,8 +106,35 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         log({"n_components": nxt, "score": score, "seconds": seconds, "kept": kept})
         if not kept:
             break
-        best_m, best_score, fit_m = nxt, score, seconds
+        best_m, best_score = nxt, score
+        measured.append((nxt, seconds))
     return best_m
+
+
+def fit_seconds(measured, m):
+    """A FALKON fit's seconds with ``m`` centres, from the fits ``measured``.
+
+    Its cost is ``a m`` (the kernel blocks and CG: n m per pass) plus ``b m^3`` (the
+    m x m factorisations), so each doubling costs 2x to 8x the last. From one
+    measurement the cost is taken as linear (the grid's centres, where the cubic
+    term is small); from two, ``a`` and ``b`` are solved from the last two (b >= 0),
+    and the prediction is at least twice the last fit.
+
+    Examples
+    --------
+    >>> fit_seconds([(1000, 2.0)], 2000)
+    4.0
+    >>> round(fit_seconds([(1000, 2.0), (2000, 8.0)], 4000), 1)  # mostly cubic
+    48.0
+    """
+    m1, t1 = measured[-1]
+    if len(measured) < 2:
+        return t1 * m / m1
+    m0, t0 = measured[-2]
+    # t = a m + b m^3 through both points
+    b = max(0.0, (t1 * m0 - t0 * m1) / (m1**3 * m0 - m0**3 * m1))
+    a = max(0.0, (t1 - b * m1**3) / m1)
+    return max(t1 * m / m1, a * m + b * m**3)
 
 
 def exact_challenger(make_svc, X, y, sample_weight, fold, scored, *, scoring, task, end, seed,
