@@ -251,3 +251,23 @@ def test_the_cubic_cost_of_many_centres_is_predicted_from_the_measured_fits():
     chosen, steps = _grow(lambda m: m / 1e4, cubic, budget=5.0, refit_seconds=cubic(100) * 1.25,
                           memory_budget=2**30)
     assert [s["n_components"] for s in steps] == [200, 400, 800] and chosen == 800
+
+
+def test_the_kept_kernel_is_priced_in_the_fits_dtype_and_the_folds_budget():
+    # regression (Beijing, 306k rows): a float64 winner's K(X, C) holds twice the bytes,
+    # and the fold's fit has the budget less its copy of the rows; both were priced as a
+    # float32 fit with the whole budget, so a doubling that recomputes its kernel blocks
+    # was started as if kept, and ran minutes past the budget
+    from kernelscale.model_selection._capacity import grow_centres
+
+    X, y = np.zeros((10000, 3)), np.zeros(10000)
+    fold = (np.arange(8000), np.arange(8000, 10000))
+    for options in ({"itemsize": 8}, {"fold_budget": 2 * 2**20}):
+        steps = []
+        grow_centres(lambda k: _Fake(k, lambda m: m / 1e4, lambda m: m * 2e-4), X, y, None,
+                     fold, 0.01, m=100, scoring="accuracy", task="classifier",
+                     end=time.perf_counter() + 3.0, refit_seconds=0.05,
+                     memory_budget=8 * 2**20, log=steps.append, **options)
+        # float32 with the whole budget keeps ~200 centres (the step to 200 is taken, see
+        # above); here fewer are kept, so the first doubling is priced as recomputed
+        assert steps == [], options

@@ -51,7 +51,7 @@ def kept_centres(n, d, memory_budget, itemsize=4, *, kept=True):
 
 
 def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, task, end,
-                 refit_seconds, memory_budget, log):
+                 refit_seconds, memory_budget, log, fold_budget=None, itemsize=4):
     """The number of centres to refit with: ``m`` or more, each step scored on ``fold``.
 
     Parameters
@@ -72,8 +72,14 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     refit_seconds : float
         The measured refit with ``m`` centres on every row.
     memory_budget : int
+        The refit's.
     log : callable
         Receives one dict per step (``n_components``, ``score``, ``seconds``, ``kept``).
+    fold_budget : int, default=None
+        The fold fits' budget (``memory_budget`` less the fold's copy of its rows);
+        None: ``memory_budget``.
+    itemsize : int, default=4
+        Bytes of the kernel dtype the model fits in (8: float64).
 
     Returns
     -------
@@ -83,16 +89,26 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     train, test = fold
     n, d = X.shape
     growth = n / train.size
-    held = kept_centres(n, d, memory_budget)
-    cap = min(train.size, kept_centres(n, d, memory_budget, kept=False))
+    # both fits must keep K(X, C) to be priced as kept: the refit (every row, the whole
+    # budget) and the fold's (its training rows, the budget less the fold's copy), in the
+    # model's dtype (a float64 fit holds twice the bytes)
+    fold_budget = memory_budget if fold_budget is None else fold_budget
+    refit_held = kept_centres(n, d, memory_budget, itemsize)
+    fold_held = kept_centres(train.size, d, fold_budget, itemsize)
+    held = min(refit_held, fold_held)
+    cap = min(train.size, kept_centres(n, d, memory_budget, itemsize, kept=False),
+              kept_centres(train.size, d, fold_budget, itemsize, kept=False))
     best_m, best_score = m, scored
-    # fold fits measured: (centres, seconds), the first predicted from the refit
-    measured = [(m, refit_seconds / growth)]
+    # fits measured: (centres, seconds of a fold's fit, whether it kept K(X, C)), the
+    # first from the refit
+    measured = [(m, refit_seconds / growth, m <= refit_held)]
     while 2 * best_m <= cap:
         nxt = 2 * best_m
         # the fold's fit, and the refit on every row (growth times its rows)
-        predicted = fit_seconds(measured, nxt) * (1.0 + growth)
-        if best_m <= held < nxt:  # the kernel blocks recomputed at every CG step from here
+        predicted = fit_seconds([(c, t) for c, t, _ in measured], nxt) * (1.0 + growth)
+        if nxt > held and measured[-1][2]:
+            # the kernel blocks recomputed at every CG step from here: the measured fits
+            # kept them
             predicted *= RECOMPUTE_STEPS
         if time.perf_counter() + predicted > end:
             break
@@ -107,7 +123,7 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         if not kept:
             break
         best_m, best_score = nxt, score
-        measured.append((nxt, seconds))
+        measured.append((nxt, seconds, nxt <= fold_held))
     return best_m
 
 

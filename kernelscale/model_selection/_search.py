@@ -442,6 +442,8 @@ class _KernelSearch(BaseEstimator):
         scored = float(self.cv_results_["split0_test_score"][self.best_index_])
 
         fold_settings = _fold_settings(data, fold, settings)
+        dtype = scored_params.get("dtype") or data["X"].dtype
+        itemsize = 4 if np.dtype(dtype) == np.float32 else 8
 
         def make_model(m):  # on the columns the grid scored (scaled by the widths)
             return self._best_model({**scored_params, "n_components": m}, fold_settings)[0]
@@ -449,7 +451,7 @@ class _KernelSearch(BaseEstimator):
             make_model, data["X"], data["y"], data["sample_weight"], fold, scored,
             m=p["n_components"], scoring=self.scoring, task=self._task, end=end,
             refit_seconds=self.refit_time_, memory_budget=settings["memory_budget"],
-            log=steps.append)
+            fold_budget=fold_settings["memory_budget"], itemsize=itemsize, log=steps.append)
         if steps:
             tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
                               for s in steps)
