@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from ._config import get_config
 
-__all__ = ["progress", "wants_bar"]
+__all__ = ["progress", "wants_bar", "convergence_bar"]
 
 
 class _Silent:
@@ -74,3 +76,43 @@ def progress(total, desc, *, verbose=0, unit="it"):
 
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False,
                 dynamic_ncols=True)
+
+
+class convergence_bar:
+    """A bar for a solver that stops at a tolerance: 0-100% as its gap falls to ``tol``.
+
+    The number of iterations an SMO solve takes is not known in advance, but its
+    optimality gap falls roughly geometrically, so the share of the way from the
+    first gap to ``tol`` on a log scale is what the bar counts. Use as a context
+    manager; it yields the solver's ``monitor(n_outer, gap, n_active)``.
+
+    Examples
+    --------
+    >>> with convergence_bar("demo", verbose=0, tol=1e-3) as monitor:
+    ...     for k, gap in enumerate([1.0, 0.1, 0.01, 0.001]):
+    ...         monitor(16 * k, gap, 10)
+    """
+
+    def __init__(self, desc, *, verbose, tol):
+        self.bar = progress(100, desc, verbose=verbose, unit="%")
+        self.tol = float(tol)
+        self.first = None
+
+    def monitor(self, n_outer, gap, n_active):
+        if self.first is None:
+            self.first = max(float(gap), 10 * self.tol)
+        if n_outer % 16:
+            return
+        span = np.log(self.first / self.tol)
+        done = np.log(self.first / max(float(gap), self.tol)) / span if span > 0 else 1.0
+        target = int(100 * min(max(done, 0.0), 1.0))
+        if target > self.bar.n:
+            self.bar.update(target - self.bar.n)
+        self.bar.set_postfix_str(f"gap {gap:.1e} (tol {self.tol:g}), {n_active} active")
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self.monitor
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)

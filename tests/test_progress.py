@@ -51,3 +51,36 @@ def test_verbose_two_prints_lines_not_a_bar(capfd):
     NystromKernelRidgeClassifier(n_components=50, verbose=2, random_state=0).fit(X, y)
     out = capfd.readouterr()
     assert "[FALKON] iter" in out.out and "%|" not in out.err
+
+
+@pytest.mark.parametrize("name", ["KernelSVR", "KernelOneClassSVM"])
+def test_svr_and_one_class_show_a_bar_not_solver_lines(name, capfd):
+    # regression: KernelSVR(verbose=1) printed one solver line per outer iteration (678 on
+    # 193k rows) instead of a bar
+    import numpy as np
+
+    import kernelscale
+
+    rng = np.random.default_rng(0)
+    Xr = rng.normal(size=(2000, 4))
+    yr = np.sin(3 * Xr[:, 0]) + 0.1 * rng.normal(size=2000)
+    cls = getattr(kernelscale, name)
+    cls(verbose=1).fit(Xr, yr if name == "KernelSVR" else None)
+    captured = capfd.readouterr()
+    assert "[SMO]" not in captured.out and name in captured.err and "%|" in captured.err
+    cls(verbose=2).fit(Xr, yr if name == "KernelSVR" else None)
+    assert "[SMO] outer" in capfd.readouterr().out
+
+
+def test_convergence_bar_counts_the_way_to_tol():
+    from kernelscale._progress import convergence_bar
+
+    bar = convergence_bar("demo", verbose=0, tol=1e-3)
+    for k, gap in enumerate([1.0, 0.1, 1e-2, 1e-3]):
+        bar.monitor(16 * k, gap, 10)
+    # from the first gap (1) to tol (1e-3): three decades, each a third of the bar
+    assert bar.bar.n == 100
+    bar = convergence_bar("demo", verbose=0, tol=1e-3)
+    bar.monitor(0, 1.0, 10)
+    bar.monitor(16, 0.1, 10)
+    assert bar.bar.n == 33

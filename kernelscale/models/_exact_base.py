@@ -60,7 +60,10 @@ EXACT_PARAMS_DOC = """kernel : {"rbf", "linear", "polynomial", "poly", "laplacia
         is an error naming the budget that would do. None uses
         :func:`kernelscale.get_config`.
     verbose : int, default=0
-        k >= 1: print solver progress every k outer iterations."""
+        1: a progress bar (for KernelSVR and KernelOneClassSVM, the share of the
+        way from the first optimality gap to ``tol``); k >= 2: print the
+        solver's progress every k outer iterations; 0: silent (a bar when the
+        library's ``show_progress`` is on, as on the command line)."""
 
 
 class ExactKernelMixin:

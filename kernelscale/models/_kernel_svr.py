@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
 from sklearn.utils.validation import validate_data
 
 from .._constraints import Interval, validate_params
+from .._progress import convergence_bar
 from .._validation import (
     check_finite_fit,
     check_sample_weight,
@@ -95,7 +96,9 @@ class _ExactOneOutput(ExactKernelMixin, BaseEstimator):
     def _options(self, plan, temporary_bytes, cache_bytes):
         return {"tol": float(self.tol), "max_iter": int(self.max_iter),
                 "working_set_size": plan.working_set_size, "shrinking": self.shrinking,
-                "verbose": int(self.verbose), "cache_bytes": cache_bytes,
+                # verbose=1 is a bar (convergence_bar); 2 and more the solver's lines
+                "verbose": int(self.verbose) if self.verbose >= 2 else 0,
+                "cache_bytes": cache_bytes,
                 "batch_bytes": getattr(plan, "batch_bytes", None),
                 "memory_budget": temporary_bytes}
 
@@ -194,8 +197,9 @@ class KernelSVR(RegressorMixin, _ExactOneOutput):
         """
         X, y, sw, rows, options = self._prepare(X, y, sample_weight, supervised=True)
         start = time.perf_counter()
-        res = smo_regression(rows, np.asarray(y, dtype=np.float64), float(self.C) * sw,
-                             float(self.epsilon), **options)
+        with convergence_bar("KernelSVR", verbose=self.verbose, tol=self.tol) as monitor:
+            res = smo_regression(rows, np.asarray(y, dtype=np.float64), float(self.C) * sw,
+                                 float(self.epsilon), monitor=monitor, **options)
         return self._store_result(X, res["coef"], res, start)
 
     def predict(self, X):
@@ -293,7 +297,9 @@ class KernelOneClassSVM(OneClassShell, OutlierMixin, _ExactOneOutput):
         """
         X, _, sw, rows, options = self._prepare(X, None, sample_weight, supervised=False)
         start = time.perf_counter()
-        res = smo_one_class(rows, float(self.nu), sw, **options)
+        with convergence_bar("KernelOneClassSVM", verbose=self.verbose,
+                             tol=self.tol) as monitor:
+            res = smo_one_class(rows, float(self.nu), sw, monitor=monitor, **options)
         self._store_result(X, res["alpha"], res, start)
         self.offset_ = -self.intercept_
         return self
