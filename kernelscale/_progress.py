@@ -93,15 +93,16 @@ class convergence_bar:
     ...         monitor(16 * k, gap, 10)
     """
 
-    def __init__(self, desc, *, verbose, tol):
+    def __init__(self, desc, *, verbose, tol, every=16):
         self.bar = progress(100, desc, verbose=verbose, unit="%")
         self.tol = float(tol)
+        self.every = int(every)  # outer iterations between updates (SMO's are milliseconds)
         self.first = None
 
     def monitor(self, n_outer, gap, n_active):
         if self.first is None:
             self.first = max(float(gap), 10 * self.tol)
-        if n_outer % 16:
+        if n_outer % self.every:
             return
         span = np.log(self.first / self.tol)
         done = np.log(self.first / max(float(gap), self.tol)) / span if span > 0 else 1.0

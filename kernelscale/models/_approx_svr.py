@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._progress import convergence_bar
 from .._validation import (
     check_finite_fit,
     check_sample_weight,
@@ -283,8 +284,13 @@ class ApproxKernelOneClassSVM(OneClassShell, OutlierMixin, _ApproxOneOutput):
         self : ApproxKernelOneClassSVM
         """
         Z, _, sw = self._features(X, None, sample_weight, supervised=False)
-        res = linear_one_class(Z, float(self.nu), sw, tol=float(self.tol),
-                               max_iter=int(self.max_iter), verbose=int(self.verbose))
+        # verbose=1 is a bar; 2 and more the solver's lines
+        with convergence_bar("ApproxKernelOneClassSVM", verbose=self.verbose,
+                             tol=self.tol, every=1) as monitor:
+            res = linear_one_class(Z, float(self.nu), sw, tol=float(self.tol),
+                                   max_iter=int(self.max_iter),
+                                   verbose=int(self.verbose) if self.verbose >= 2 else 0,
+                                   monitor=monitor)
         self.coef_ = res["coef"][None, :].astype(Z.dtype)
         self.intercept_ = np.array([res["intercept"]])
         self.offset_ = -self.intercept_

@@ -24,7 +24,7 @@ __all__ = ["linear_one_class"]
 
 
 def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size=512,
-                     verbose=0):
+                     verbose=0, monitor=None):
     """Solve the nu one-class SVM dual with the linear kernel of the features ``Z``.
 
     Parameters
@@ -42,6 +42,8 @@ def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size
     working_set_size : int, default=512
     verbose : int, default=0
         Print progress every ``verbose`` outer iterations.
+    monitor : callable, default=None
+        ``monitor(n_outer, gap, n)`` after each gradient (a progress bar's).
 
     Returns
     -------
@@ -71,6 +73,8 @@ def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size
         G = (Z @ w.astype(Z.dtype)).astype(np.float64)
         m, M, score, up, low = _violation(y, G, alpha, C, n)
         gap = m - M
+        if monitor is not None:
+            monitor(n_outer - 1, gap, n)
         if verbose and n_outer % verbose == 0:
             print(f"[one-class] outer {n_outer:5d}  gap {gap:.3e}", flush=True)
         if gap < tol:
