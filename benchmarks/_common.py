@@ -98,3 +98,24 @@ def contest(title, contenders, data, repeats, reference):
         print(f"| {label} | {s['accuracy']:.4f} | {s['fit_s']:.2f} | {s['predict_s']:.2f} "
               f"| {s['total_s']:.2f} | {base / s['total_s']:.1f}x |")
     return summary
+
+
+def run_in_process(command, limit, **identity):
+    """Run one measurement in its own process (its peak RSS its own) and return the record
+    it printed as ``RESULT {json}``: or ``identity`` with the error, or that it was stopped
+    after ``limit`` seconds. ``wall_s`` is added."""
+    import os
+    import subprocess
+    import time
+
+    began = time.perf_counter()
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=limit,
+                             env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        found = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+        record = json.loads(found[-1][7:]) if found else {
+            **identity, "error": (run.stderr.strip().splitlines() or ["?"])[-1]}
+    except subprocess.TimeoutExpired:
+        record = {**identity, "error": f"stopped after {limit:.0f} s"}
+    record["wall_s"] = time.perf_counter() - began
+    return record

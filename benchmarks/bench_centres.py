@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_line, machine_state, save  # noqa: E402
+from _common import load_line, machine_state, run_in_process, save  # noqa: E402
 
 
 def one(rows, m, budget):
@@ -73,15 +72,7 @@ def main(argv=None):
         command = [sys.executable, __file__, "--rows", str(args.rows), "--one", str(m)]
         if args.memory_budget:
             command += ["--memory-budget", args.memory_budget]
-        began = time.perf_counter()
-        try:
-            run = subprocess.run(command, capture_output=True, text=True, timeout=args.limit)
-            found = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-            record = json.loads(found[-1][7:]) if found else {
-                "n_components": m, "error": (run.stderr.strip().splitlines() or ["?"])[-1]}
-        except subprocess.TimeoutExpired:
-            record = {"n_components": m, "error": f"stopped after {args.limit:.0f} s"}
-        record["wall_s"] = time.perf_counter() - began
+        record = run_in_process(command, args.limit, n_components=m)
         records.append(record)
         print(json.dumps({k: v for k, v in record.items() if k != "plan_bytes"}), flush=True)
     after = machine_state()

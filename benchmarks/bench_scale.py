@@ -33,8 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -42,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import load_line, machine_state, save  # noqa: E402
+from _common import load_line, machine_state, run_in_process, save  # noqa: E402
 
 LARGE = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "large"
 
@@ -282,16 +280,7 @@ def main(argv=None):
             # fitted instead: stopped there and reported as such
             limit = (1.5 * seconds + 120 if name == "search" else
                      2 * SKLEARNEX_GRID_S if name == "sklearnex-grid" else seconds + 60)
-            began = time.perf_counter()
-            try:
-                run = subprocess.run(command, capture_output=True, text=True, timeout=limit,
-                                     env={**os.environ, "PYTHONWARNINGS": "ignore"})
-                found = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
-                record = json.loads(found[-1][7:]) if found else {
-                    "contender": name, "error": (run.stderr.strip().splitlines() or ["?"])[-1]}
-            except subprocess.TimeoutExpired:
-                record = {"contender": name, "error": f"stopped after {limit:.0f} s"}
-            record["wall_s"] = time.perf_counter() - began
+            record = run_in_process(command, limit, contender=name)
             record["load_1min"] = [state["load_1min"], machine_state()["load_1min"]]
             records.append(record)
             print(f"{data} {name}: " + ", ".join(

@@ -48,27 +48,15 @@ def add_table_options(p):
 
 def has_header(source, spec):
     """Whether ``source`` is a CSV file whose first line names its columns."""
-    from ..datasets import MISSING_MARKERS, guess_format, open_text, sniff_delimiter
+    from ..datasets import guess_format, sniff_delimiter
+    from ..datasets import has_header as csv_has_header
 
     path = Path(str(source))
     fmt = spec.get("format") or "auto"
     if not path.is_file() or (fmt == "auto" and guess_format(path) != "csv") or \
             fmt not in ("auto", "csv"):
         return False
-    import csv
-
-    delimiter = spec.get("delimiter") or sniff_delimiter(path)
-    with open_text(path) as handle:
-        first = next(csv.reader(handle, delimiter=delimiter), [])
-    for cell in first:
-        text = cell.strip()
-        if text.lower() in MISSING_MARKERS:
-            continue
-        try:
-            float(text)
-        except ValueError:
-            return True
-    return False
+    return csv_has_header(path, spec.get("delimiter") or sniff_delimiter(path))
 
 
 def _label(spec):
@@ -187,16 +175,14 @@ def load_like_training(source, record, spec, model, *, need_labels, imputes=None
     order = [table.names.index(n) for n in trained]
     columns = [table.columns[j] for j in order]
     kinds = [table.kinds[j] for j in order]
-    for name, was, now in zip(trained, record["kinds"], kinds):
+    for j, (name, was, now) in enumerate(zip(trained, record["kinds"], kinds)):
         if was == "numeric" and now == "text":
-            column = columns[trained.index(name)]
-            sample = next(v for v in column if isinstance(v, str))
+            sample = next(v for v in columns[j] if isinstance(v, str))
             raise ValueError(f"{source}: column {name} was numeric in training; here it holds "
                              f"text (e.g. {sample!r}).")
         if was == "text" and now == "numeric":  # numbers in a text column are its values
-            column = columns[trained.index(name)]
-            columns[trained.index(name)] = np.array(
-                [np.nan if np.isnan(v) else f"{v:g}" for v in column], dtype=object)
+            columns[j] = np.array([np.nan if np.isnan(v) else f"{v:g}" for v in columns[j]],
+                                  dtype=object)
     from ..datasets import Table
 
     aligned = Table(names=list(trained), columns=columns, kinds=list(record["kinds"]),

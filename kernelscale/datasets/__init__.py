@@ -33,7 +33,7 @@ from ._named import (
 )
 from ._svmlight import FeatureCountError, SvmlightChunks, load_svmlight
 from ._synthetic import iter_nonlinear_chunks, make_nonlinear_problem, make_synthetic_problem
-from ._table import MISSING_MARKERS, Table, load_table
+from ._table import MISSING_MARKERS, Table, has_header, load_table
 
 __all__ = [
     "DATASETS", "data_dir", "check_dataset", "FeatureCountError", "sniff_delimiter",
@@ -42,5 +42,5 @@ __all__ = [
     "make_synthetic_problem", "make_nonlinear_problem", "iter_nonlinear_chunks",
     "ChunkedDataset", "ArrayChunks", "NpyChunks", "CsvChunks", "SvmlightChunks",
     "NonlinearChunks", "open_chunks", "default_chunk_rows", "random_rows",
-    "Table", "load_table", "MISSING_MARKERS", "open_text",
+    "Table", "load_table", "has_header", "MISSING_MARKERS", "open_text",
 ]

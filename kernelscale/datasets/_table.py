@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._files import open_text, tidy_labels
+from ._files import is_number, label_position, open_text, tidy_labels
 
-__all__ = ["Table", "load_table", "MISSING_MARKERS"]
+__all__ = ["Table", "load_table", "has_header", "MISSING_MARKERS"]
 
 #: cells read as missing (compared without case or surrounding blanks)
 MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none", "?"})
@@ -121,6 +121,24 @@ def _parse(values, name, path):
     return numbers, "numeric"
 
 
+def has_header(path, delimiter=","):
+    """Whether the CSV's first line names its columns: a cell that is neither a number
+    nor a missing marker (:func:`load_csv`'s "infer", but a first row of data with "NA"
+    cells is data).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = path.write_text("1.5,NA,0\\n2.5,3,1\\n")
+    >>> has_header(path)
+    False
+    """
+    with open_text(path) as handle:
+        first = next(csv.reader(handle, delimiter=delimiter), [])
+    return any(not is_number(c) and c.strip().lower() not in MISSING_MARKERS for c in first)
+
+
 def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
                need_label=True):
     """Read a CSV whose first line names its columns.
@@ -170,10 +188,7 @@ def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
             raise ValueError(f"{path}: line {number} has {len(row)} fields, the header "
                              f"{width}.")
     if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
-        if not -width <= label < width:
-            raise ValueError(f"{path}: label column {label} is out of range for {width} "
-                             "columns.")
-        label = header[label]
+        label = header[label_position(label, header, width, path)]
     if label is not None and label not in header:
         if need_label:
             _check_names([label], header, "--label-column", path)
