@@ -5,7 +5,8 @@ import kernelscale
 project = "kernelscale"
 author = "the kernelscale developers"
 release = version = kernelscale.__version__
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc",
+              "sphinx_gallery.gen_gallery"]
 autosummary_generate = True
 autodoc_default_options = {"members": False, "inherited-members": False}
 # the classes list their parameters and attributes in their docstrings; a table of every
@@ -13,6 +14,15 @@ autodoc_default_options = {"members": False, "inherited-members": False}
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()
 exclude_patterns = ["_build"]
+# the gallery: every script under examples/ is run at build time, its output and
+# figures shown beside its code
+sphinx_gallery_conf = {
+    "examples_dirs": "../examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r".*\.py$",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+}
 html_theme = "alabaster"
 html_static_path = []
 templates_path = ["_templates"]

@@ -1,16 +1,15 @@
-"""How well each feature map approximates the RBF kernel, by its number of features.
+"""
+Feature maps: kernel error against the number of features
+=========================================================
 
 Nystrom (landmarks from the data) against random Fourier features (frequencies from the
 kernel): the relative Frobenius error of the kernel matrix on held-out rows.
 """
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from kernelscale import Nystroem, RandomFourierFeatures, kernel_approximation_error  # noqa: E402
+from kernelscale import Nystroem, RandomFourierFeatures, kernel_approximation_error
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(3000, 8))
@@ -26,4 +25,4 @@ ax.set_xlabel("features")
 ax.set_ylabel("relative kernel error")
 ax.legend()
 fig.tight_layout()
-fig.savefig("feature_map_error.png")
+plt.show()

@@ -1,17 +1,16 @@
-"""Learned kernel widths pick out the informative features.
+"""
+Learned kernel widths pick out the informative features
+=======================================================
 
 ``make_nonlinear_problem`` draws 28 features of which only the first 6 decide the
 label. ``KernelWidths`` learns one RBF width per feature; the relevance of the 22 noise
 features falls to about zero, as gradient boosting would ignore them.
 """
 
-import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from kernelscale import KernelWidths  # noqa: E402
-from kernelscale.datasets import make_nonlinear_problem  # noqa: E402
+from kernelscale import KernelWidths
+from kernelscale.datasets import make_nonlinear_problem
 
 X, y = make_nonlinear_problem(8000, random_state=0)
 widths = KernelWidths(task="classification", random_state=0).fit(X, y)
@@ -23,4 +22,4 @@ ax.set_xlabel("feature")
 ax.set_ylabel("relevance")
 ax.set_title("Learned widths (the first 6 features are informative)")
 fig.tight_layout()
-fig.savefig("learned_widths.png")
+plt.show()

@@ -84,7 +84,9 @@ class convergence_bar:
     The number of iterations an SMO solve takes is not known in advance, but its
     optimality gap falls roughly geometrically, so the share of the way from the
     first gap to ``tol`` on a log scale is what the bar counts. Use as a context
-    manager; it yields the solver's ``monitor(n_outer, gap, n_active)``.
+    manager; it yields the solver's ``monitor(n_outer, gap, n_active)``. A fit of
+    several problems solved one after another (``parts``) calls ``next_part()``
+    between them; each takes an equal share of the bar.
 
     Examples
     --------
@@ -93,11 +95,18 @@ class convergence_bar:
     ...         monitor(16 * k, gap, 10)
     """
 
-    def __init__(self, desc, *, verbose, tol, every=16):
+    def __init__(self, desc, *, verbose, tol, every=16, parts=1):
         self.bar = progress(100, desc, verbose=verbose, unit="%")
         self.tol = float(tol)
         self.every = int(every)  # outer iterations between updates (SMO's are milliseconds)
+        self.parts = max(int(parts), 1)
+        self.part = 0
         self.first = None
+
+    def _advance(self, done):
+        target = min(int(100 * (self.part + min(max(done, 0.0), 1.0)) / self.parts), 100)
+        if target > self.bar.n:
+            self.bar.update(target - self.bar.n)
 
     def monitor(self, n_outer, gap, n_active):
         if self.first is None:
@@ -105,11 +114,17 @@ class convergence_bar:
         if n_outer % self.every:
             return
         span = np.log(self.first / self.tol)
-        done = np.log(self.first / max(float(gap), self.tol)) / span if span > 0 else 1.0
-        target = int(100 * min(max(done, 0.0), 1.0))
-        if target > self.bar.n:
-            self.bar.update(target - self.bar.n)
-        self.bar.set_postfix_str(f"gap {gap:.1e} (tol {self.tol:g}), {n_active} active")
+        self._advance(np.log(self.first / max(float(gap), self.tol)) / span
+                      if span > 0 else 1.0)
+        which = f"problem {self.part + 1}/{self.parts}: " if self.parts > 1 else ""
+        self.bar.set_postfix_str(f"{which}gap {gap:.1e} (tol {self.tol:g}), "
+                                 f"{n_active} active")
+
+    def next_part(self):
+        """The current problem is solved: its share is full, the next starts afresh."""
+        self._advance(1.0)
+        self.part += 1
+        self.first = None
 
     def __enter__(self):
         self.bar.__enter__()

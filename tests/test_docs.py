@@ -14,11 +14,14 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 def test_the_docs_build_without_warnings(tmp_path):
     pytest.importorskip("sphinx", reason="the docs extra (sphinx, numpydoc) is not installed")
     pytest.importorskip("numpydoc", reason="the docs extra (sphinx, numpydoc) is not installed")
-    # autosummary writes its pages into docs/generated: build from a copy of docs/
+    pytest.importorskip("sphinx_gallery", reason="the docs extra (sphinx-gallery) is not "
+                        "installed")
+    # autosummary and the gallery write their pages into docs/: build from a copy of it
     import shutil
 
     docs = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("_build", "generated"))
+    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns(
+        "_build", "generated", "auto_examples", "sg_execution_times.rst"))
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     run = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
                           "html", str(docs), str(tmp_path / "html")],
@@ -26,12 +29,17 @@ def test_the_docs_build_without_warnings(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     page = (tmp_path / "html" / "generated" / "kernelscale.KernelClassifierCV.html").read_text()
     assert "time_budget" in page and "learn_widths" in page
+    # the gallery ran every example and shows its plot
+    for example in EXAMPLES:
+        html = (tmp_path / "html" / "auto_examples" / f"{example.stem}.html").read_text()
+        assert f"sphx_glr_{example.stem}_001.png" in html
+        assert (tmp_path / "html" / "_images" / f"sphx_glr_{example.stem}_001.png").exists()
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
 def test_examples_run(example, tmp_path):
     run = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
                          timeout=600, cwd=tmp_path,
-                         env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                         env={**os.environ, "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"})
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip()

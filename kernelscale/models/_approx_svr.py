@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
 from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._progress import convergence_bar
+from .._progress import convergence_bar, wants_bar
 from .._validation import (
     check_finite_fit,
     check_sample_weight,
@@ -28,6 +28,8 @@ __all__ = ["ApproxKernelSVR", "ApproxKernelOneClassSVM"]
 _COMMON_DOC = """memory_budget : int, default=None
         Bytes for row-block temporaries (features at predict time included).
     verbose : int, default=0
+        1: a progress bar of the solver's convergence; 2 and more: the one-class
+        solver's lines.
     random_state : int, RandomState instance or None, default=None
         Seeds the feature map (and the coordinate order of the SVR solver)."""
 
@@ -163,10 +165,14 @@ default="squared_epsilon_insensitive"
             return self
         Z, y, sw = self._features(X, y, sample_weight, supervised=True)
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        coef, intercept, self.n_iter_, converged = dual_cd_svr(
-            Z, y, float(self.C) * sw, float(self.epsilon), loss=self.loss, bias=bias,
-            tol=float(self.tol), max_iter=int(self.max_iter),
-            random_state=random_seed(self.random_state))
+        # a pass is O(n D): one bar step per pass (the outcome does not depend on it)
+        with convergence_bar("ApproxKernelSVR", verbose=self.verbose, tol=self.tol,
+                             every=1) as monitor:
+            coef, intercept, self.n_iter_, converged = dual_cd_svr(
+                Z, y, float(self.C) * sw, float(self.epsilon), loss=self.loss, bias=bias,
+                tol=float(self.tol), max_iter=int(self.max_iter),
+                random_state=random_seed(self.random_state),
+                monitor=monitor if wants_bar(self.verbose) else None)
         if not converged:
             warnings.warn(f"Dual CD stopped after max_iter={self.max_iter} passes above "
                           f"tol={self.tol}; raise max_iter"

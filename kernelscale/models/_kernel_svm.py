@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
 from .._constraints import N_JOBS, Interval, Options, validate_params
-from .._progress import progress
+from .._progress import convergence_bar
 from .._validation import (
     check_finite_fit,
     check_sample_weight,
@@ -185,12 +185,11 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
         self.memory_plan_ = plan
         results = []
         shared = None
-        bar = progress(len(problems), "KernelSVC problems", verbose=self.verbose)
-        with bar:
-            def monitor(n_outer, gap, n_active):
-                if n_outer % 16 == 0:
-                    bar.set_postfix_str(f"gap {gap:.1e} (tol {tol:g}), {n_active} active")
-
+        # the bar counts each problem's way from its first gap to tol
+        # (an outer iteration of this SMO is a working set of many pair updates)
+        bar = convergence_bar("KernelSVC", verbose=self.verbose, tol=tol, every=1,
+                              parts=len(problems))
+        with bar as monitor:
             rows = cache = None
             for index, (members, y_pm, c_bounds) in enumerate(problems):
                 Xp = X if members is None else take_rows(X, members, self._precomputed)
@@ -209,7 +208,7 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
                 results.append(self._solve(rows, cache, y_pm, bounds, tol, max_iter,
                                            plan.temporary_bytes, monitor,
                                            plan.working_set_size))
-                bar.update()
+                bar.next_part()
         self.fit_time_ = time.perf_counter() - start
         return self._finish(X, y, y_index, sw, problems, results)
 

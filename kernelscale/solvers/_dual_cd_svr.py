@@ -22,7 +22,7 @@ __all__ = ["dual_cd_svr", "svr_primal_objective"]
 
 
 @numba.njit(cache=True)
-def _passes(X, y, C, epsilon, squared, bias, beta, w, max_iter, tol, seed):  # pragma: no cover
+def _diagonal(X, C, squared, bias):  # pragma: no cover
     n, d = X.shape
     lam = np.zeros(n)
     upper = np.empty(n)
@@ -37,12 +37,28 @@ def _passes(X, y, C, epsilon, squared, bias, beta, w, max_iter, tol, seed):  # p
         for k in range(d):
             s += X[i, k] * X[i, k]
         QD[i] = s
-    index = np.arange(n)
-    np.random.seed(seed)  # noqa: NPY002 - numba seeds its own generator here
-    active = n
-    g_max_old = np.inf
-    first = -1.0
-    for it in range(max_iter):
+    return lam, upper, QD
+
+
+# the loop's state between calls: passes done, active coordinates, the last pass's
+# largest violation, the first pass's summed violation, the last pass's
+_IT, _ACTIVE, _G_MAX_OLD, _FIRST, _TOTAL = range(5)
+
+
+@numba.njit(cache=True)
+def _passes(X, y, epsilon, bias, lam, upper, QD, beta, w, index, state, stop_at, tol,
+            seed):  # pragma: no cover
+    """Passes until convergence or ``stop_at`` passes in all; resumable from ``state``
+    (numba's generator is seeded on the first pass only, so that a fit run a pass per
+    call, to report progress, visits the coordinates in the same order as one call)."""
+    n, d = X.shape
+    start = int(state[_IT])
+    if start == 0:
+        np.random.seed(seed)  # noqa: NPY002 - numba seeds its own generator here
+    active = int(state[_ACTIVE])
+    g_max_old = state[_G_MAX_OLD]
+    first = state[_FIRST]
+    for it in range(start, stop_at):
         for s in range(active - 1):  # Fisher-Yates over the active coordinates
             t = s + np.random.randint(active - s)  # noqa: NPY002
             index[s], index[t] = index[t], index[s]
@@ -111,19 +127,25 @@ def _passes(X, y, C, epsilon, squared, bias, beta, w, max_iter, tol, seed):  # p
                 w[d] += delta * bias
         if first < 0.0:
             first = total
+        state[_IT] = it + 1
+        state[_FIRST] = first
+        state[_TOTAL] = total
         if total <= tol * first:
             if active == n:
-                return it + 1, True
+                state[_ACTIVE] = active
+                return True
             # converged on the active set: check every coordinate once more
             active = n
             g_max_old = np.inf
-            continue
-        g_max_old = g_max
-    return max_iter, False
+        else:
+            g_max_old = g_max
+        state[_ACTIVE] = active
+        state[_G_MAX_OLD] = g_max_old
+    return False
 
 
 def dual_cd_svr(X, y, C, epsilon, *, loss="epsilon_insensitive", bias=1.0, tol=1e-4,
-                max_iter=1000, random_state=0):
+                max_iter=1000, random_state=0, monitor=None):
     """Fit a linear epsilon-SVR by dual coordinate descent.
 
     Parameters
@@ -143,6 +165,10 @@ def dual_cd_svr(X, y, C, epsilon, *, loss="epsilon_insensitive", bias=1.0, tol=1
         Passes over the data.
     random_state : int, default=0
         Seeds the coordinate order.
+    monitor : callable, default=None
+        Called after each pass as ``monitor(n_passes, violation, n_active)``, the
+        violation relative to the first pass's (the fit stops below ``tol``). The
+        outcome is the same with or without it.
 
     Returns
     -------
@@ -167,11 +193,23 @@ def dual_cd_svr(X, y, C, epsilon, *, loss="epsilon_insensitive", bias=1.0, tol=1
     n, d = X.shape
     beta = np.zeros(n)
     w = np.zeros(d + 1)
-    n_iter, converged = _passes(X, np.asarray(y, dtype=np.float64),
-                                np.asarray(C, dtype=np.float64), float(epsilon),
-                                loss == "squared_epsilon_insensitive", float(bias), beta, w,
-                                int(max_iter), float(tol), int(random_state))
-    return w[:d], float(w[d] * bias), int(n_iter), bool(converged)
+    y = np.asarray(y, dtype=np.float64)
+    lam, upper, QD = _diagonal(X, np.asarray(C, dtype=np.float64),
+                               loss == "squared_epsilon_insensitive", float(bias))
+    index = np.arange(n)
+    state = np.array([0.0, n, np.inf, -1.0, np.inf])
+    args = (X, y, float(epsilon), float(bias), lam, upper, QD, beta, w, index, state)
+    max_iter, tol, seed = int(max_iter), float(tol), int(random_state)
+    if monitor is None:
+        converged = _passes(*args, max_iter, tol, seed)
+    else:
+        converged = False
+        while not converged and state[_IT] < max_iter:
+            converged = _passes(*args, int(state[_IT]) + 1, tol, seed)
+            first = state[_FIRST]
+            monitor(int(state[_IT]), state[_TOTAL] / first if first > 0 else 0.0,
+                    int(state[_ACTIVE]))
+    return w[:d], float(w[d] * bias), int(state[_IT]), bool(converged)
 
 
 def svr_primal_objective(coef, intercept, X, y, C, epsilon, *, loss="epsilon_insensitive",
