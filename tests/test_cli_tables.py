@@ -145,3 +145,14 @@ def test_tune_reads_the_table_too(files, capsys):
     new = _weather(files["dir"] / "new.csv", 20, 1, label=False)
     assert main(["predict", str(files["model"]), str(new)]) == 0
     assert len(capsys.readouterr().out.split()) == 20
+
+
+def test_tune_names_the_learned_widths_by_column(files, capsys):
+    # regression: the widths were listed as x0, x1, ... after the columns were encoded,
+    # so a user could not tell which column (or which category) mattered
+    assert main(["tune", str(files["train"]), "--label-column", "RainTomorrow",
+                 "--drop-columns", "Date", "--families", "exact-svm", "--cv", "3",
+                 "--learn-widths", "yes", "-o", str(files["model"]), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    listed = out[out.index("features by relevance"):]
+    assert "Humidity" in listed and "WindDir=" in listed and " x0 " not in listed

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_table_options", "has_header", "load_training_table", "load_like_training",
+__all__ = ["add_table_options", "encoded_names", "has_header", "load_training_table",
+           "load_like_training",
            "with_preprocessing", "refuse_table_options", "PREPROCESS_STEP"]
 
 #: the name of the preprocessing step in a model file's pipeline
@@ -142,6 +143,31 @@ def _preprocessor(table, onehot, ordinal):
             OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)),
             [table.names.index(n) for n in ordinal]))
     return ColumnTransformer(steps, sparse_threshold=0.0)
+
+
+def encoded_names(preprocessor, record):
+    """The names of the model's input columns: the CSV's, a one-hot column as
+    ``name=value`` (None when the training data had no header).
+
+    Examples
+    --------
+    >>> encoded_names(None, {"columns": ["a", "b"]})
+    ['a', 'b']
+    >>> encoded_names(None, {})
+    """
+    columns = record.get("columns")
+    if not columns:
+        return None
+    if preprocessor is None:
+        return list(columns)
+    names = []
+    for kind, step, where in preprocessor.transformers_:
+        if kind == "onehot":
+            for j, values in zip(where, step[-1].categories_):
+                names.extend(f"{columns[j]}={v}" for v in values)
+        elif kind in ("numeric", "ordinal"):
+            names.extend(columns[j] for j in where)
+    return names
 
 
 def load_like_training(source, record, spec, model, *, need_labels, imputes=None):

@@ -37,8 +37,10 @@ def widths_lines(widths, names=None, top=10):
     order = np.argsort(relevance)[::-1]
     lines = [f"kernel widths learned in {widths.n_iter_} steps (hold-out loss "
              f"{widths.initial_loss_:.4g} -> {widths.loss_:.4g}), features by relevance:"]
+    width = max([12] + [len(names[j]) for j in order[:top]])
     for j in order[:top]:
-        lines.append(f"  {names[j]:<12s} relevance {relevance[j]:.4f}  gamma {gamma[j]:.3g}")
+        lines.append(f"  {names[j]:<{width}s} relevance {relevance[j]:.4f}  "
+                     f"gamma {gamma[j]:.3g}")
     if order.size > top:
         rest = order[top:]
         lines.append(f"  ... {rest.size} more, relevance {relevance[rest].sum():.4f} together")

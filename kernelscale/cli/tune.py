@@ -110,7 +110,7 @@ def run(args):
         save_fit,
         stages,
     )
-    from ._table import with_preprocessing
+    from ._table import encoded_names, with_preprocessing
     from ._task import infer_task
     from ._widths_plot import draw_widths, widths_lines
     from .fit import load_test, load_training, with_scaling
@@ -163,9 +163,10 @@ def run(args):
                      title=f"{Path(str(args.train)).name}: {scoring} "
                            f"over {search.n_splits_} folds (best outlined in red)")
         widths_png = None
+        names = encoded_names(prep, record)
         if search.widths_ is not None:
             widths_png = heatmap.with_name(Path(output).stem + ".widths.png")
-            draw_widths(search.widths_, widths_png,
+            draw_widths(search.widths_, widths_png, names,
                         title=f"{Path(str(args.train)).name}: learned kernel widths")
     print_warnings(caught)
     print(f"train: {args.train}: {describe(X, y, task)}")
@@ -182,7 +183,7 @@ def run(args):
             print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
                   f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
     if search.widths_ is not None:
-        print("\n".join(widths_lines(search.widths_)))
+        print("\n".join(widths_lines(search.widths_, names)))
     for line in search.leaderboard(args.top):
         print(line)
     best = dict(search.best_params_)
