@@ -209,8 +209,8 @@ SHAPES = ["a9a", "mnist10k", "synthetic20k", "synthetic75k", "classes26", "binar
           "imbalanced"]
 
 
-def shapes_experiment(repeats, sklearn_max_rows, names):
-    intel = sklearnex_svc()
+def shapes_experiment(repeats, sklearn_max_rows, names, ours_only=False):
+    intel = None if ours_only else sklearnex_svc()
     out = {}
     for name in names:
         X, y, Xt, yt, C = _shape_data(name)
@@ -223,7 +223,7 @@ def shapes_experiment(repeats, sklearn_max_rows, names):
         print(f"\n== {name}: {X.shape[0]} x {X.shape[1]}, {np.unique(y).size} classes, "
               f"test {Xt.shape[0]}, C={C:g}", flush=True)
         summary, models = head_to_head(name, contenders, (X, y, Xt, yt), repeats)
-        if X.shape[0] <= sklearn_max_rows:
+        if X.shape[0] <= sklearn_max_rows and not ours_only:
             once, sk_models = head_to_head(name, [("sklearn SVC", lambda C=C: SVC(
                 C=C, gamma="scale", cache_size=CACHE_MB))], (X, y, Xt, yt), 1)
             summary.update(once)
@@ -232,7 +232,7 @@ def shapes_experiment(repeats, sklearn_max_rows, names):
         for label in ("sklearnex SVC", "sklearn SVC"):
             if label in summary:
                 ours[f"ratio_vs_{label.split()[0]}"] = ours["total_s"] / summary[label]["total_s"]
-        if binary:
+        if binary and not ours_only:
             kernel = make_kernel("rbf", X, gamma="scale")
             summary["dual_objective"] = {label: dual_objective(model, X, kernel)
                                          for label, model in models.items()}
@@ -261,8 +261,11 @@ def main(argv=None):
                         help="the data sets of the shapes experiment")
     parser.add_argument("--sklearn-max-rows", type=int, default=35_000,
                         help="shapes: scikit-learn's SVC only up to this many training rows")
+    parser.add_argument("--ours-only", action="store_true",
+                        help="shapes: our side alone (a before / after of our own code)")
+    parser.add_argument("--out", default="exact", help="results file under results/")
     args = parser.parse_args(argv)
-    path = RESULTS / "exact.json"
+    path = RESULTS / f"{args.out}.json"
     payload = json.loads(path.read_text()) if path.exists() else {}
     payload["machine"] = machine_state()
     payload["command"] = "python benchmarks/bench_exact.py " + " ".join(sys.argv[1:])
@@ -274,13 +277,13 @@ def main(argv=None):
         elif name == "shapes":
             # data sets run again replace their own records only
             payload.setdefault("shapes", {}).update(shapes_experiment(
-                args.repeats, args.sklearn_max_rows, args.shapes))
+                args.repeats, args.sklearn_max_rows, args.shapes, args.ours_only))
             payload["shapes_commands"] = payload.get("shapes_commands", []) + [
                 payload["command"]]
         else:
             payload["dsgd"] = dsgd_experiment()
         payload["load_after"] = machine_state()
-        save("exact", payload)
+        save(args.out, payload)
     print(f"machine: {payload['machine']}")
     print(load_line(payload["machine"], payload["load_after"]))
 

@@ -87,6 +87,7 @@ def grid_scores(results):
 
 
 PEERS = ["sklearnex-1", "sklearnex-2", "sklearn-2"]
+# --peers none: our grid alone (a before / after of our own code), no peer, no outcome run
 
 
 def run_dataset(name, rows, data_dir, n_jobs, repeats, peer_names=tuple(PEERS)):
@@ -139,6 +140,8 @@ def run_dataset(name, rows, data_dir, n_jobs, repeats, peer_names=tuple(PEERS)):
               f"{record['peers'][f'{peer} n_jobs={jobs}']['test_accuracy']:.4f}; per-point "
               f"|diff| max {max(diffs) * 100:.2f} pt, mean {np.mean(diffs) * 100:.3f} pt",
               flush=True)
+    if not record["peers"]:
+        return record
     fastest = min(record["peers"].values(), key=lambda r: r["grid_s"])
     name_fastest = min(record["peers"], key=lambda k: record["peers"][k]["grid_s"])
     budget = fastest["grid_s"] / 10
@@ -170,7 +173,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=3,
                         help="runs of our grid (the median counts); each peer runs once")
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS,
+    parser.add_argument("--peers", nargs="+", default=PEERS, choices=PEERS + ["none"],
                         help="peer grids to run (library-n_jobs); the fastest of them counts")
     parser.add_argument("--out", default="tune")
     args = parser.parse_args()
