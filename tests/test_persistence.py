@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+from pathlib import Path
 
 import joblib
 import numpy as np
@@ -145,3 +146,20 @@ def test_unreadable_payload_with_a_valid_checksum(tmp_path):
     path.write_bytes(MAGIC + json.dumps(header).encode() + b"\n" + payload)
     with pytest.raises(ModelFileError, match="cannot be read"):
         load_model(path)
+
+
+OLD_MODELS = Path(__file__).resolve().parent / "data" / "models_0_1"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in OLD_MODELS.glob("*.ksm")))
+def test_model_files_written_before_the_family_packages_still_load(name):
+    # issue 37 moved the estimators into models/svm, linear, ridge and unsupervised: the
+    # files of kernelscale 0.1.0 name the old modules (tests/data/models_0_1/make.py)
+    import numpy as np
+
+    expected = np.load(OLD_MODELS / "expected.npz")
+    model = load_model(OLD_MODELS / f"{name}.ksm")
+    X = expected["X"]
+    got = model.predict(X) if hasattr(model, "predict") else model.transform(X)
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), expected[name],
+                               rtol=1e-6, atol=1e-9)
