@@ -37,7 +37,7 @@ SLACK_BYTES = 2 * 2**20
 #: The exact SVM's row route gives at most this share of the budget, and at most
 #: :data:`SMO_TEMPORARY_MAX` bytes, to the temporaries of a batch of kernel rows (and
 #: of a gradient rebuilt from rows); the rest is the cache. A batch of 16 MB keeps
-#: the GEMM at full speed (see ``kernelscale.solvers.smo``'s ``_CHUNK_BYTES``).
+#: the GEMM at full speed (``kernelscale.solvers.smo``'s ``SMOSettings.batch_bytes``).
 SMO_TEMPORARY_SHARE = 0.25
 SMO_TEMPORARY_MAX = 64 * 2**20
 #: Rows computed at once into the cache are batched to this many bytes.

@@ -22,7 +22,10 @@ import io
 import json
 import os
 import platform
+import sys
 import tempfile
+import threading
+import types
 import warnings
 from pathlib import Path
 
@@ -35,6 +38,66 @@ __all__ = ["FORMAT_VERSION", "ModelFileError", "save_model", "load_model", "read
 MAGIC = b"KERNELSCALE-MODEL\n"
 FORMAT_VERSION = 1
 _MAX_HEADER = 1 << 20
+
+
+#: the modules files written by kernelscale 0.1 name (the estimators before issue 37
+#: grouped them by family), and the modules their classes live in now
+MOVED_MODULES = {
+    "kernelscale.models._kernel_svm": ["kernelscale.models.svm._kernel_svc"],
+    "kernelscale.models._kernel_svr": ["kernelscale.models.svm._kernel_svr",
+                                       "kernelscale.models.svm._kernel_one_class"],
+    "kernelscale.models._exact_base": ["kernelscale.models.svm._exact_base"],
+    "kernelscale.models._svm": ["kernelscale.models.linear._approx_svc"],
+    "kernelscale.models._approx_svr": ["kernelscale.models.linear._approx_svr",
+                                       "kernelscale.models.linear._approx_one_class"],
+    "kernelscale.models._ridge": ["kernelscale.models.linear._approx_ridge"],
+    "kernelscale.models._linear_svm": ["kernelscale.models.linear._linear_svc"],
+    "kernelscale.models._logistic": ["kernelscale.models.linear._logistic"],
+    "kernelscale.models._doubly_sgd": ["kernelscale.models.linear._doubly_sgd"],
+    "kernelscale.models._frequency_blocks": ["kernelscale.models.linear._frequency_blocks"],
+    "kernelscale.models._falkon": ["kernelscale.models.ridge._falkon"],
+    "kernelscale.models._falkon_settings": ["kernelscale.models.ridge._falkon_settings"],
+    "kernelscale.models._unsupervised": ["kernelscale.models.unsupervised._pca_kmeans"],
+    "kernelscale.models._matrix_svm": ["kernelscale.solvers._svm_path"],
+    "kernelscale.models._binary_problems": ["kernelscale.solvers._svm_problems"],
+}
+_ALIASES_LOCK = threading.Lock()
+
+
+class _moved_modules:
+    """While unpickling, the old module names resolve to where their classes are now.
+
+    Each old name is a stand-in module in ``sys.modules`` whose attributes are looked
+    up in the new modules, and is removed afterwards (one load at a time holds them).
+    """
+
+    def __enter__(self):
+        import importlib
+
+        _ALIASES_LOCK.acquire()
+        self.added = []
+        for old, new in MOVED_MODULES.items():
+            if old in sys.modules:
+                continue
+            homes = [importlib.import_module(name) for name in new]
+            stand_in = types.ModuleType(old)
+
+            def lookup(name, homes=homes, old=old):
+                for home in homes:
+                    if hasattr(home, name):
+                        return getattr(home, name)
+                raise AttributeError(f"module {old!r} has no attribute {name!r}")
+
+            stand_in.__getattr__ = lookup
+            sys.modules[old] = stand_in
+            self.added.append(old)
+        return self
+
+    def __exit__(self, *exc):
+        for old in self.added:
+            sys.modules.pop(old, None)
+        _ALIASES_LOCK.release()
+        return False
 
 
 class ModelFileError(ValueError):
@@ -231,7 +294,8 @@ def load_model(path, *, return_header=False):
             UserWarning, stacklevel=2,
         )
     try:
-        estimator = joblib.load(io.BytesIO(payload))
+        with _moved_modules():
+            estimator = joblib.load(io.BytesIO(payload))
     except Exception as exc:  # any unpickling failure means an unusable file
         raise ModelFileError(f"{path}: the model cannot be read ({type(exc).__name__}: "
                              f"{exc}); it may need the library versions that wrote it "

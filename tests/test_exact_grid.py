@@ -21,7 +21,7 @@ def _accuracy(y_val, classes):
         if values.shape[1] == 1:
             labels = (values[:, 0] > 0).astype(int)
         else:
-            from kernelscale.models import combine_scores
+            from kernelscale.solvers import combine_scores
             labels = combine_scores(values, len(classes), "ovo")
         return float(np.mean(classes[labels] == y_val[f]))
     return score
@@ -181,7 +181,7 @@ def test_the_threads_fold_blocks_count_against_the_budget():
     # compaction buffer 4 (160^2 + 128^2) = 168 KB
 
     from kernelscale._planner import exact_grid_plan
-    from kernelscale.models import workspace_bytes
+    from kernelscale.solvers import workspace_bytes
     X, y = make_blobs(240, centers=2, cluster_std=4.0, random_state=0)
     one, each = 4 * 240**2, 4 * (160**2 + 128**2)
     (free, _), folds = _grid(X, y, 2, multiclass="ovr")
@@ -201,7 +201,7 @@ def test_the_threads_fold_blocks_count_against_the_budget():
     for a, b in zip(free, tight):
         for f, (_, val) in enumerate(folds):
             assert abs(a["scores"][f] - b["scores"][f]) <= 1 / len(val) + 1e-12
-    from kernelscale.models import fold_svm_problems
+    from kernelscale.solvers import fold_svm_problems
     classes, y_index = np.unique(y, return_inverse=True)
     problems = fold_svm_problems(y_index, classes, np.ones(240), [tr for tr, _ in folds],
                                  None, "ovr")

@@ -104,7 +104,7 @@ def test_row_cache_rows_through_chunks_and_evictions(monkeypatch):
     for _ in range(12):
         indices = rng.choice(120, size=int(rng.integers(1, 30)), replace=False)
         slots = cache.fetch(indices)
-        np.testing.assert_allclose(cache.data[slots], reference[indices], rtol=2e-6, atol=1e-7)
+        np.testing.assert_allclose(cache.storage[slots], reference[indices], rtol=2e-6, atol=1e-7)
     assert cache.misses > 120  # rows were evicted and computed again
 
 
@@ -147,7 +147,7 @@ def test_compaction_forgets_the_rows_of_shrunk_variables():
     assert np.sum(cache.index_of >= 0) == 4 and cache.width == keep.size
     reference = kernel.gram(X, dtype=np.float32)
     for v in (5, 17, 33, 9):
-        np.testing.assert_allclose(cache.data[cache.slot_of[v], :keep.size],
+        np.testing.assert_allclose(cache.storage[cache.slot_of[v], :keep.size],
                                    reference[v, keep], rtol=2e-6, atol=1e-7)
     free = np.flatnonzero(cache.index_of < 0)
     assert free.size == cache.n_slots - 4  # the forgotten slots are free for new rows

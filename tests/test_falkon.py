@@ -11,7 +11,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidgeClassifier
 from kernelscale.datasets import data_dir, load_mnist10k
-from kernelscale.models._falkon_settings import AUTO_PENALTY, auto_n_components
+from kernelscale.models.ridge._falkon_settings import AUTO_PENALTY, auto_n_components
 from kernelscale.solvers import (
     FalkonPreconditioner,
     conjugate_gradient,

@@ -172,3 +172,145 @@ def test_import_kernelscale_imports_nothing_heavy():
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"import kernelscale loaded {out.stdout.strip()}"
+
+
+FAMILIES = sorted(p.name for p in (PACKAGE / "models").iterdir()
+                  if p.is_dir() and not p.name.startswith("_") and (p / "__init__.py").exists())
+
+
+def family_of(module):
+    """The estimator family (``kernelscale.models.<family>``) a module belongs to, or None."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[:2] == ["kernelscale", "models"] and parts[2] in FAMILIES:
+        return parts[2]
+    return None
+
+
+def test_estimator_modules_keep_out_of_other_families_private_names():
+    # a family may use what another family publishes (its package's names), never its
+    # private modules or _names: the shared bases live in models/ itself
+    assert FAMILIES == ["linear", "ridge", "svm", "unsupervised"]
+    problems = []
+    for path, line, source, target, names, _order in edges():
+        mine, theirs = family_of(source), family_of(target)
+        if theirs is None or theirs == mine:
+            continue
+        where = f"{path.relative_to(ROOT)}:{line}"
+        package = f"kernelscale.models.{theirs}"
+        if any(p.startswith("_") for p in target[len(package):].split(".")):
+            problems.append(f"{where}: imports {target}, a private module of the {theirs} "
+                            "family")
+        hidden = [n for n in names if n.startswith("_")]
+        if hidden:
+            problems.append(f"{where}: imports private names {hidden} of the {theirs} family")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_models_package_lists_estimators_only():
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    import kernelscale.models as models
+
+    for name in models.__all__:
+        obj = getattr(models, name)
+        assert inspect.isclass(obj) and issubclass(obj, BaseEstimator) and hasattr(obj, "fit"), \
+            f"kernelscale.models.__all__ lists {name}, which is not an estimator"
+    # every estimator of every family is listed
+    for family in FAMILIES:
+        package = __import__(f"kernelscale.models.{family}", fromlist=["*"])
+        for name in package.__all__:
+            obj = getattr(package, name)
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+                assert name in models.__all__, f"{family}.{name} is missing from models.__all__"
+
+
+def test_names_the_models_package_published_before_still_work_with_a_warning():
+    import kernelscale.models as models
+    import kernelscale.solvers as solvers
+
+    with pytest.warns(FutureWarning, match="moved to kernelscale.solvers.solve_svm_path"):
+        assert models.solve_svm_path is solvers.solve_svm_path
+    with pytest.warns(FutureWarning, match="kernelscale.models.ridge"):
+        assert models.auto_n_components is models.ridge.auto_n_components
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        models.nothing  # noqa: B018
+
+
+def _rows_types():
+    """Every class of the SMO package that holds or gives kernel rows, by its name."""
+    import importlib
+    import inspect
+
+    # (the attribute kernelscale.solvers.smo is the function smo: import the package by name)
+    smo = importlib.import_module("kernelscale.solvers.smo")
+    protocols = {"KernelRowSource", "ComputedRows", "RowStore", "ComputingRowStore"}
+    return {name: obj for name, obj in vars(smo).items() if inspect.isclass(obj)
+            and name not in protocols and (name.endswith("Rows") or name.endswith("Cache"))}
+
+
+def test_every_rows_type_implements_the_rows_protocol():
+    import numpy as np
+
+    from kernelscale.kernels import make_kernel
+    from kernelscale.solvers import (
+        ComputedRows,
+        ComputingRowStore,
+        KernelRows,
+        KernelRowSource,
+        MatrixCache,
+        MatrixRows,
+        PairedRows,
+        RowCache,
+        RowStore,
+    )
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    rows = KernelRows(X, make_kernel("rbf", X), 2**20)
+    matrix = MatrixRows(np.eye(30, dtype=np.float32), 60, 2**20)
+    made = {"KernelRows": rows, "PairedRows": PairedRows(rows), "MatrixRows": matrix,
+            "RowCache": RowCache(rows, 2**20), "MatrixCache": MatrixCache(matrix)}
+    # a new rows type must be added here, and so checked
+    assert set(made) == set(_rows_types())
+    for name, obj in made.items():
+        if name.endswith("Rows"):
+            assert isinstance(obj, KernelRowSource), f"{name} is not a KernelRowSource"
+        else:
+            assert isinstance(obj, RowStore), f"{name} is not a RowStore"
+    # the ones that compute rows, and the store that compacts them
+    assert isinstance(made["KernelRows"], ComputedRows)
+    assert isinstance(made["PairedRows"], ComputedRows)
+    assert isinstance(made["RowCache"], ComputingRowStore)
+    # the matrix is read, never computed or compacted
+    assert not isinstance(matrix, ComputedRows)
+    assert not isinstance(made["MatrixCache"], ComputingRowStore)
+
+
+def test_solver_constants_come_from_one_settings_object_per_solver():
+    # issue 37: SMO's and FALKON's tuning constants were scattered over their modules;
+    # each module now reads them from its solver's settings
+    import importlib
+
+    from kernelscale.solvers import FALKON_SETTINGS, SMO_SETTINGS
+
+    smo = {name: importlib.import_module(f"kernelscale.solvers.smo.{name}")
+           for name in ("_compiled", "_dense", "_dense_compiled", "_rows", "_solver")}
+    assert smo["_compiled"].TAU == SMO_SETTINGS.tau
+    assert smo["_dense"]._PARALLEL_GATHER == SMO_SETTINGS.parallel_gather
+    assert smo["_dense_compiled"].COMPACT_KEEP == SMO_SETTINGS.compact_keep
+    assert smo["_dense_compiled"]._COPY_COST == SMO_SETTINGS.copy_cost
+    assert smo["_rows"]._CHUNK_BYTES == SMO_SETTINGS.batch_bytes
+    assert smo["_rows"]._BLOCK_MAX_FEATURES == SMO_SETTINGS.block_max_features
+    assert smo["_solver"]._SHRINK_FRACTION == SMO_SETTINGS.shrink_fraction
+    falkon = importlib.import_module("kernelscale.solvers.falkon._products")
+    assert falkon._FLUSH_ROWS == FALKON_SETTINGS.flush_rows
+    # the planner counts the batch SMO computes
+    from kernelscale._planner import SMO_BATCH_BYTES
+
+    assert SMO_SETTINGS.batch_bytes == SMO_BATCH_BYTES
+    # and no module of either solver defines a tuning constant of its own
+    source = "\n".join(p.read_text() for p in (PACKAGE / "solvers" / "smo").glob("*.py")
+                       if p.name != "_settings.py")
+    for literal in ("= 0.2\n", "= 0.8\n", "= 4.0\n", "= 1e-12", "= 2**24", "= 1 << 18"):
+        assert literal not in source, f"a constant {literal.strip()} outside _settings.py"

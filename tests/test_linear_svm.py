@@ -97,7 +97,7 @@ def test_dual_cd_zero_sample_weight_equals_dropping_the_rows(binary, loss, spars
 
 
 def test_auto_solver_follows_rows_per_feature():
-    from kernelscale.models._linear_svm import resolve_solver
+    from kernelscale.models.linear._linear_svc import resolve_solver
 
     def shaped(n, d):  # only the shape matters: a view of one zero, no memory
         return np.broadcast_to(np.zeros(1), (n, d))

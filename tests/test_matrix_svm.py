@@ -10,9 +10,15 @@ from sklearn.svm import SVC
 
 from kernelscale import KernelSVC
 from kernelscale.kernels import RBF, Laplacian
-from kernelscale.models import combine_scores, solve_svm_path, svm_decision_values
-from kernelscale.models._binary_problems import ovo_votes, pairs
-from kernelscale.solvers import smo_dense, submatrix
+from kernelscale.solvers import (
+    combine_scores,
+    ovo_votes,
+    pairs,
+    smo_dense,
+    solve_svm_path,
+    submatrix,
+    svm_decision_values,
+)
 
 
 def _dual(alpha, y, K):
@@ -85,7 +91,7 @@ def test_ovo_votes_counts_pairs():
 def test_vote_counts_equal_the_rounded_votes_with_ties_and_zeros(n_classes):
     # the vote-only rule (one product) against the counts of ovo_votes, rounded:
     # zero scores vote for the second class, tied counts go to the first class
-    from kernelscale.models._binary_problems import ovo_classes
+    from kernelscale.solvers import ovo_classes
     rng = np.random.default_rng(n_classes)
     scores = np.sign(rng.normal(size=(300, n_classes * (n_classes - 1) // 2)))
     scores[:30] = 0.0
@@ -98,7 +104,7 @@ def test_vote_counts_equal_the_rounded_votes_with_ties_and_zeros(n_classes):
 def test_ovo_layout_scores_equal_each_pairs_own_product(class_sorted):
     # one product per class (the layout) against K[rows, pair] @ (alpha y) + b per pair,
     # with the rows sorted by class (as the grid keeps them) or interleaved
-    from kernelscale.models import OvoLayout
+    from kernelscale.solvers import OvoLayout
     X, y = make_blobs(n_samples=200, centers=4, cluster_std=3.0, random_state=2)
     if class_sorted:
         order = np.argsort(y, kind="stable")
@@ -180,7 +186,7 @@ def test_dense_and_working_set_kernel_svc_agree():
 def test_tied_votes_go_to_the_first_class_as_in_libsvm():
     # three classes, each pair's score makes a cycle: one vote each
     scores = np.array([[1.0, -0.5, 2.0], [-1.0, 0.5, -2.0]])
-    from kernelscale.models._binary_problems import ovo_classes
+    from kernelscale.solvers import ovo_classes
     assert list(ovo_classes(scores, 3)) == [0, 0]
     assert list(ovo_classes(scores, 3, break_ties=True)) == [1, 2]
     X, y = make_blobs(600, centers=6, cluster_std=4.0, random_state=0)
@@ -200,7 +206,7 @@ def test_only_shift_invariant_kernels_offer_distances():
 
 
 def test_workspace_bytes_counts_a_block_copy_only_where_one_is_cut():
-    from kernelscale.models import fold_svm_problems, workspace_bytes
+    from kernelscale.solvers import fold_svm_problems, workspace_bytes
     y_index = np.repeat(np.arange(4), 100)
     classes, ones = np.arange(4), np.ones(400)
     ovr = fold_svm_problems(y_index, classes, ones, [np.arange(400)], None, "ovr")

@@ -306,7 +306,7 @@ def test_asgd_partial_fit_approaches_the_batch_svm():
         for start in range(0, len(X), 5000):
             online.partial_fit(X[start:start + 5000], y[start:start + 5000], classes=[0, 1])
     assert online.score(X_test, y_test) >= batch - 0.015
-    from kernelscale.models._svm import _SGD_BATCH
+    from kernelscale.models.linear._approx_svc import _SGD_BATCH
 
     assert online.n_iter_ == 2 * 8 * -(-5000 // _SGD_BATCH)  # mini-batches per chunk
 

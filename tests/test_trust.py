@@ -79,7 +79,7 @@ def test_conjugate_gradient_reports_breakdown_not_max_iter():
     b = np.ones((3, 2))
     _, _, converged, breakdown = conjugate_gradient(lambda P: A @ P, b, max_iter=50, tol=1e-10)
     assert not converged and breakdown.all() and breakdown.max() <= 3
-    from kernelscale.models._falkon_settings import convergence_message
+    from kernelscale.models.ridge._falkon_settings import convergence_message
 
     text = convergence_message({"breakdown": breakdown, "converged": False,
                                 "residuals": [np.ones(2)]}, 50, 1e-10, np.float32, 1e-3)

@@ -411,7 +411,7 @@ def test_penalties_whose_float64_refit_cannot_keep_its_kernel_are_not_searched()
     # issue 35: at 1e6 rows the best alpha (1e-6 n) was refitted in float64 with K(X, C)
     # recomputed at every CG step: 600 s for a 10-minute search. Where the float64 refit
     # cannot keep K(X, C) in the budget, the search keeps to float32's floor
-    from kernelscale.models import FLOAT32_PENALTY_FLOOR
+    from kernelscale.models.ridge import FLOAT32_PENALTY_FLOOR
 
     X, y, _, _ = _smooth_regression(3000)
     tight = KernelRegressorCV(n_components=200, gamma_factors=[1.0], cv=3,

@@ -1,6 +1,7 @@
 """Model selection: the best kernel model for the data, by searches that share their work."""
 
 from ._choice import EXACT_MAX_ROWS, choose_families
+from ._classifier import KernelClassifierCV
 from ._exact import (
     exact_grid_bytes,
     exact_grid_memory,
@@ -12,8 +13,9 @@ from ._exact import (
 from ._exact_rows import exact_svm_rows_grid
 from ._features import nystrom_svm_grid, rff_svm_grid
 from ._least_squares import falkon_grid, fold_statistics, ridge_path
+from ._regressor import KernelRegressorCV
 from ._results import cv_results, leaderboard
-from ._search import KernelClassifierCV, KernelRegressorCV, SearchTimeError
+from ._search import SearchTimeError
 from ._space import (
     CLASSIFIER_FAMILIES,
     DEFAULT_CS,

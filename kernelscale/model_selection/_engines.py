@@ -14,14 +14,8 @@ import numpy as np
 from .._config import format_bytes
 from .._validation import MemoryBudgetError
 from ..feature_maps import Nystroem, RandomFourierFeatures
-from ..models import (
-    ApproxKernelSVC,
-    KernelSVC,
-    NystromKernelRidgeClassifier,
-    base_weights,
-    combine_scores,
-    plus_minus_targets,
-)
+from ..models import ApproxKernelSVC, KernelSVC, NystromKernelRidgeClassifier
+from ..solvers import base_weights, combine_scores, plus_minus_targets
 from ._exact import exact_grid_memory, exact_svm_grid
 from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
 from ._features import (

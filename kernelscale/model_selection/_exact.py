@@ -30,7 +30,7 @@ from threadpoolctl import threadpool_limits
 
 from .._planner import exact_grid_plan, smo_plan
 from ..kernels import RBF
-from ..models import (
+from ..solvers import (
     OvoLayout,
     ThreadWorkspaces,
     fold_svm_problems,
@@ -65,7 +65,7 @@ def exact_grid_memory(y_index, classes, sample_weight, folds, class_weight, mult
     """The planner's answer for this grid (:func:`kernelscale._planner.exact_grid_plan`).
 
     Each solving thread keeps a copy of its fold's block (a binary problem's is
-    0.64 n^2 entries, :func:`kernelscale.models.workspace_bytes`); the
+    0.64 n^2 entries, :func:`kernelscale.solvers.workspace_bytes`); the
     distances shared across gammas are kept only where every thread's copy fits
     beside them; fewer threads run where even without them the copies do not
     fit; below one kernel and one copy the grid reads rows through caches.

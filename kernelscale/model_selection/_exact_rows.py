@@ -22,8 +22,14 @@ import numpy as np
 
 from .._planner import smo_plan
 from ..kernels import RBF
-from ..models import fold_svm_problems, svm_decision_values
-from ..solvers import KernelRows, RowCache, scaled_start, smo
+from ..solvers import (
+    KernelRows,
+    RowCache,
+    fold_svm_problems,
+    scaled_start,
+    smo,
+    svm_decision_values,
+)
 
 __all__ = ["exact_svm_rows_grid", "CACHE_SHARE"]
 

@@ -31,7 +31,8 @@ import numpy as np
 
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
-from ..models import base_weights, fit_linear_svm
+from ..models.linear import fit_linear_svm
+from ..solvers import base_weights
 from ._least_squares import whitening
 
 __all__ = ["nystrom_svm_grid", "nystrom_svm_bytes", "nystrom_svm_solver", "NYSTROM_RCOND",

@@ -1,4 +1,5 @@
-"""``KernelClassifierCV`` and ``KernelRegressorCV``: the best kernel model for the data."""
+"""The search both ``KernelClassifierCV`` and ``KernelRegressorCV`` run: widths, grid,
+screens, challenger, capacity and the refit of what it scored."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ import warnings
 from functools import partial
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
@@ -25,28 +25,25 @@ from .._validation import (
     resolve_memory_budget,
 )
 from ..kernels import make_kernel
-from ..models import FLOAT32_PENALTY_FLOOR, NystromKernelRidge, auto_n_components
+from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
 from ._capacity import exact_challenger, grow_centres
 from ._choice import EXACT_MAX_ROWS, choose_families
-from ._deadline import Deadline
-from ._docs import DOC_ATTRS, DOC_PARAMS
+from ._deadline import Deadline, refit_reserve
 from ._engines import classifier_model, run_family
 from ._exact import exact_grid_memory, exact_kernel_matrix, exact_refit_plan
 from ._halving import EXACT_SCREEN_ROWS, screen_families, screen_gammas
 from ._results import cv_results, edge_note, leaderboard
 from ._space import (
-    DEFAULT_CS,
     DEFAULT_GAMMA_FACTORS,
     check_families,
     check_grid,
     check_scoring,
-    default_alphas,
     make_folds,
     representable_alphas,
 )
 from ._widths import KernelWidths, WidthsTimeError
 
-__all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError"]
+__all__ = ["KernelSearch", "SearchTimeError"]
 
 #: centres the FALKON family searches with by default (its statistics cost n m^2 per gamma)
 SEARCH_MAX_CENTERS = 1000
@@ -64,18 +61,6 @@ class SearchTimeError(ValueError):
     """The time budget ended before one configuration was scored on every fold."""
 
 
-def _default(values, default):
-    return default if values is None else values
-
-
-#: a refit against the longest unit of its grid (a gamma with its whole C / alpha
-#: path): FALKON's (K(X, C) once, then CG) and the exact SVM's (its matrix, then SMO)
-#: measured at about half (4,000 rows: 1.36 s refit, 2.63 s unit)
-REFIT_UNIT_SHARE = 0.5
-#: the CG steps a refit with a recomputed K(X, C) is predicted to take
-FALKON_CG_STEPS = 20
-
-
 def _fold_settings(data, fold, settings):
     """Settings of a fit on the first fold: uncalibrated, its budget less the fold's copy."""
     train, test = fold
@@ -85,39 +70,7 @@ def _fold_settings(data, fold, settings):
     return {**settings, "probability": False, "memory_budget": settings["memory_budget"] - copy}
 
 
-def refit_reserve(family, records, unit_seconds, growth, shape=None, memory_budget=None):
-    """Seconds to keep for refitting the best of ``records`` on every row.
-
-    At least ``REFIT_UNIT_SHARE`` of the grid's longest measured unit; for the
-    exact SVM and the feature SVMs, whose records carry each fold's measured
-    fit, at least the best one's C path grown with the rows (``growth = n /
-    n_train``; squared for SMO).
-    """
-    least = REFIT_UNIT_SHARE * unit_seconds
-    if not records:
-        return least
-    if family == "falkon":
-        best = max(records, key=lambda r: np.nanmean(r["scores"]))["params"]
-        itemsize = 8 if best["dtype"] == "float64" else 4
-        if shape is None:
-            return least * itemsize / 4
-        n, d = shape
-        m = best["n_components"]
-        plan = falkon_plan("refit", n=n, m=m, n_targets=1, itemsize=itemsize,
-                           budget=memory_budget, block_row_bytes=itemsize * m + 8 * d)
-        # float64 costs twice float32; a K(X, C) the budget cannot keep is recomputed at
-        # every CG step (two products each, up to FALKON_MAX_ITER of them)
-        return least * itemsize / 4 * (1 if plan.choice == "kept" else 2 * FALKON_CG_STEPS)
-    best = max(records, key=lambda r: np.nanmean(r["scores"]))
-    # along C the folds' fits are warm-started: the refit from scratch costs the path
-    # up to the best C
-    path = [r for r in records if r["params"]["gamma"] == best["params"]["gamma"]
-            and r["params"].get("C", 0) <= best["params"].get("C", 0)]
-    fit = float(sum(np.mean(r["fit_times"]) for r in path))
-    return max(least, fit * (growth ** 2 if family == "exact-svm" else growth))
-
-
-class _KernelSearch(BaseEstimator):
+class KernelSearch(BaseEstimator):
     _task = None
     _parameter_constraints = {
         "families": [str, list, tuple],
@@ -140,8 +93,8 @@ class _KernelSearch(BaseEstimator):
         started = time.perf_counter()
         budget_s = None if self.time_budget is None else parse_duration(self.time_budget)
         families = self.families
-        space = {"factors": check_grid("gamma_factors",
-                                       _default(self.gamma_factors, DEFAULT_GAMMA_FACTORS))}
+        space = {"factors": check_grid("gamma_factors", self.gamma_factors,
+                                       default=DEFAULT_GAMMA_FACTORS)}
         if families != "auto":
             families = check_families(families, self._task)
         X, y = check_X_y(self, X, y, multi_output=not classifier, y_numeric=not classifier)
@@ -509,228 +462,3 @@ class _KernelSearch(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-class KernelClassifierCV(ClassifierMixin, _KernelSearch):
-    __doc__ = """The most accurate kernel classifier for the data, by a search that shares its work.
-
-    Cross-validates every configuration of the chosen families and refits the
-    best on all rows. Unlike ``GridSearchCV`` around an SVM, the work is shared
-    across the grid: the exact SVM computes the squared distances once, each
-    gamma is one elementwise exp, each fold's block is cut from that matrix,
-    and along increasing ``C`` each binary problem starts from the previous
-    solution; the FALKON family merges fold statistics and serves every alpha
-    from one eigendecomposition per gamma; the Nystrom SVM family maps every row
-    once per gamma from landmark distances computed once, and warm-starts each
-    fold's linear SVM along ``C``. The scores are those of the refitted models
-    (``KernelSVC``, ``NystromKernelRidgeClassifier``, ``ApproxKernelSVC``) on
-    the same folds.
-
-    Parameters
-    ----------
-    """ + DOC_PARAMS.format(
-        families='"exact-svm" (KernelSVC), "falkon" (NystromKernelRidgeClassifier), '
-                 '"nystrom-svm" (ApproxKernelSVC on a Nystroem map), "rff-svm" '
-                 '(ApproxKernelSVC on random Fourier features)',
-        penalty="""Cs : list of float, default=None
-        SVM penalties; None means 10^-1 .. 10^2 in half decades (7 values).
-    alphas : list of float, default=None
-        FALKON penalties (absolute, as ``NystromKernelRidgeClassifier``'s
-        ``alpha``); None means ``n * 10^-7 .. n * 10^-1``.""",
-        folds="stratified folds", scoring='"accuracy" (None), "balanced_accuracy", "f1", '
-        '"f1_macro", "f1_weighted" or "roc_auc" (two classes).') + """
-    class_weight : dict, "balanced" or None, default=None
-        As :class:`kernelscale.KernelSVC`'s (per fold: "balanced" uses the
-        fold's counts).
-    multiclass : {"ovo", "ovr"}, default="ovo"
-        How the SVM trains several classes.
-    break_ties : bool, default=False
-        How the SVM's tied one-vs-one votes go: to the class listed first
-        (LIBSVM's rule, so the scores are ``GridSearchCV(SVC())``'s) or to the
-        larger confidence (:class:`kernelscale.KernelSVC`'s ``break_ties``).
-    probability : bool, default=False
-        Refit the best with ``probability=True`` (its own, calibrated on the
-        decision values of held-out folds: 5 more fits, counted in
-        ``time_budget``) and offer ``predict_proba``. The search is unchanged.
-
-    """ + DOC_ATTRS + """
-    classes_ : ndarray
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_moons
-    >>> from kernelscale import KernelClassifierCV
-    >>> X, y = make_moons(200, noise=0.2, random_state=0)
-    >>> search = KernelClassifierCV(random_state=0).fit(X, y)
-    >>> search.best_params_["family"], search.best_score_ > 0.9
-    ('exact-svm', True)
-    """
-    _task = "classifier"
-    _parameter_constraints = {
-        **_KernelSearch._parameter_constraints,
-        "Cs": [None, "array-like"],
-        "alphas": [None, "array-like"],
-        "class_weight": [None, "dict", Options("balanced")],
-        "multiclass": [Options("ovo", "ovr")],
-        "break_ties": ["boolean"],
-        "probability": ["boolean"],
-    }
-
-    def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
-                 n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
-                 break_ties=False, probability=False, halving="auto", learn_widths="auto",
-                 dtype=None, time_budget=None, memory_budget=None, n_jobs=None,
-                 random_state=None, verbose=0):
-        self.families = families
-        self.gamma_factors = gamma_factors
-        self.Cs = Cs
-        self.alphas = alphas
-        self.n_components = n_components
-        self.cv = cv
-        self.scoring = scoring
-        self.class_weight = class_weight
-        self.multiclass = multiclass
-        self.break_ties = break_ties
-        self.probability = probability
-        self.halving = halving
-        self.learn_widths = learn_widths
-        self.dtype = dtype
-        self.time_budget = time_budget
-        self.memory_budget = memory_budget
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-
-    def fit(self, X, y, sample_weight=None):
-        """Search the grid and refit the best configuration on every row.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : KernelClassifierCV
-        """
-        return self._common_fit(X, y, sample_weight, classifier=True)
-
-    def _penalties(self, n):
-        return {"Cs": check_grid("Cs", _default(self.Cs, DEFAULT_CS)),
-                "alphas": check_grid("alphas", _default(self.alphas, default_alphas(n)))}
-
-    def _classifier_settings(self):
-        return {"class_weight": self.class_weight, "multiclass": self.multiclass,
-                "break_ties": self.break_ties, "probability": self.probability}
-
-    def _best_model(self, p, s):
-        return classifier_model(p, s), {}
-
-    def decision_function(self, X):
-        """Decision values of ``best_estimator_``."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.decision_function(X)
-
-    def _has_probability(self):
-        return self.probability
-
-    @available_if(_has_probability)
-    def predict_proba(self, X):
-        """Class probabilities of ``best_estimator_`` (``probability=True``): Platt's
-        sigmoid fitted on the decision values of held-out folds of its refit.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
-
-
-class KernelRegressorCV(RegressorMixin, _KernelSearch):
-    __doc__ = """The most accurate kernel regressor for the data, by a search that shares its work.
-
-    Nystrom kernel ridge (FALKON's model) over (gamma, alpha): fold statistics
-    merged (a fold's = the total minus its own), one eigendecomposition per
-    gamma serving every fold and alpha; the best is refitted as
-    :class:`kernelscale.NystromKernelRidge`.
-
-    Parameters
-    ----------
-    """ + DOC_PARAMS.format(
-        families='"falkon" (NystromKernelRidge)',
-        penalty="""alphas : list of float, default=None
-        Ridge penalties (absolute, as ``NystromKernelRidge``'s ``alpha``);
-        None means ``n * 10^-7 .. n * 10^-1``.""",
-        folds="folds (KFold)", scoring='"r2" (None), "neg_mean_squared_error", '
-        '"neg_root_mean_squared_error" or "neg_mean_absolute_error".') + """
-
-    """ + DOC_ATTRS + """
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelscale import KernelRegressorCV
-    >>> X = np.linspace(0, 6, 300)[:, None]
-    >>> y = np.sin(X).ravel()
-    >>> search = KernelRegressorCV(n_components=50, random_state=0).fit(X, y)
-    >>> search.best_score_ > 0.99
-    True
-    """
-    _task = "regressor"
-    _parameter_constraints = {**_KernelSearch._parameter_constraints,
-                              "alphas": [None, "array-like"]}
-
-    def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
-                 cv=5, scoring=None, halving="auto", learn_widths="auto", dtype=None,
-                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
-                 verbose=0):
-        self.families = families
-        self.gamma_factors = gamma_factors
-        self.alphas = alphas
-        self.n_components = n_components
-        self.cv = cv
-        self.scoring = scoring
-        self.halving = halving
-        self.learn_widths = learn_widths
-        self.dtype = dtype
-        self.time_budget = time_budget
-        self.memory_budget = memory_budget
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-
-    def fit(self, X, y, sample_weight=None):
-        """Search the grid and refit the best configuration on every row.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        self : KernelRegressorCV
-        """
-        return self._common_fit(X, y, sample_weight, classifier=False)
-
-    def _penalties(self, n):
-        return {"Cs": None,
-                "alphas": check_grid("alphas", _default(self.alphas, default_alphas(n)))}
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
-
-    def _best_model(self, p, s):
-        return NystromKernelRidge(n_components=p["n_components"], gamma=p["gamma"],
-                                  alpha=p["alpha"], dtype=p["dtype"],
-                                  memory_budget=s["memory_budget"],
-                                  random_state=s["random_state"]), {}

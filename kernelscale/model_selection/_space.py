@@ -13,7 +13,7 @@ import numpy as np
 from sklearn import metrics
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from ..models import FLOAT32_PENALTY_FLOOR
+from ..models.ridge import FLOAT32_PENALTY_FLOOR
 
 __all__ = ["CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_GAMMA_FACTORS",
            "DEFAULT_CS", "default_alphas", "check_grid", "check_families", "check_scoring",
@@ -143,8 +143,11 @@ def check_families(families, task):
     return list(dict.fromkeys(families))
 
 
-def check_grid(name, values, *, integer=False, minimum=0.0):
-    """A sorted 1-D array of distinct positive values, or one clear error."""
+def check_grid(name, values, *, default=None, integer=False, minimum=0.0):
+    """A sorted 1-D array of distinct positive values (``default`` for None), or one clear
+    error."""
+    if values is None:
+        values = default
     if values is None:
         return None
     if isinstance(values, (numbers.Real, np.number)) and not isinstance(values, bool):

@@ -1,34 +1,30 @@
-"""Estimators: linear and approximate-kernel classifiers and regressors."""
+"""Estimators, grouped by family.
 
-from ._approx_svr import ApproxKernelOneClassSVM, ApproxKernelSVR
-from ._doubly_sgd import DoublySGDSVC
-from ._falkon import (
-    FLOAT32_PENALTY_FLOOR,
-    NystromKernelRidge,
-    NystromKernelRidgeClassifier,
-    auto_n_components,
+- :mod:`kernelscale.models.svm`: the exact kernel SVMs (SMO on the kernel's rows or matrix).
+- :mod:`kernelscale.models.linear`: linear models, on the data or on an explicit feature
+  map (random Fourier features, Nystrom, polynomial sketches).
+- :mod:`kernelscale.models.ridge`: Nystrom kernel ridge solved by FALKON.
+- :mod:`kernelscale.models.unsupervised`: kernel PCA and kernel k-means on a feature map.
+
+``__all__`` lists the estimators; a family's package also publishes what the layers
+above it use (FALKON's automatic size, the linear SVM's solver call).
+"""
+
+import warnings
+
+from .linear import (
+    ApproxKernelOneClassSVM,
+    ApproxKernelRidge,
+    ApproxKernelRidgeClassifier,
+    ApproxKernelSVC,
+    ApproxKernelSVR,
+    DoublySGDSVC,
+    KernelLogisticRegression,
+    LinearSVC,
 )
-from ._kernel_svm import KernelSVC
-from ._kernel_svr import KernelOneClassSVM, KernelSVR
-from ._linear_svm import LinearSVC, fit_linear_svm
-from ._logistic import KernelLogisticRegression
-from ._matrix_svm import (
-    OvoLayout,
-    ThreadWorkspaces,
-    combine_scores,
-    fold_svm_problems,
-    solve_problem_path,
-    solve_svm_path,
-    svm_decision_values,
-    svm_problems,
-    threads_in_budget,
-    warn_unconverged,
-    workspace_bytes,
-)
-from ._multiclass import base_weights, plus_minus_targets
-from ._ridge import ApproxKernelRidge, ApproxKernelRidgeClassifier
-from ._svm import ApproxKernelSVC
-from ._unsupervised import ApproxKernelKMeans, ApproxKernelPCA
+from .ridge import NystromKernelRidge, NystromKernelRidgeClassifier
+from .svm import KernelOneClassSVM, KernelSVC, KernelSVR
+from .unsupervised import ApproxKernelKMeans, ApproxKernelPCA
 
 __all__ = [
     "ApproxKernelKMeans",
@@ -39,7 +35,6 @@ __all__ = [
     "ApproxKernelSVC",
     "ApproxKernelSVR",
     "DoublySGDSVC",
-    "FLOAT32_PENALTY_FLOOR",
     "KernelLogisticRegression",
     "KernelOneClassSVM",
     "KernelSVC",
@@ -47,19 +42,27 @@ __all__ = [
     "LinearSVC",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
-    "OvoLayout",
-    "ThreadWorkspaces",
-    "auto_n_components",
-    "base_weights",
-    "combine_scores",
-    "fit_linear_svm",
-    "fold_svm_problems",
-    "plus_minus_targets",
-    "solve_problem_path",
-    "solve_svm_path",
-    "svm_decision_values",
-    "svm_problems",
-    "threads_in_budget",
-    "warn_unconverged",
-    "workspace_bytes",
 ]
+
+#: names this package published before the families (kernelscale 0.1), and where they
+#: live now; reading one warns, for one release
+_MOVED = {
+    **dict.fromkeys(["OvoLayout", "ThreadWorkspaces", "combine_scores", "fold_svm_problems",
+                     "solve_problem_path", "solve_svm_path", "svm_decision_values",
+                     "svm_problems", "threads_in_budget", "warn_unconverged",
+                     "workspace_bytes", "base_weights", "plus_minus_targets"],
+                    "kernelscale.solvers"),
+    **dict.fromkeys(["FLOAT32_PENALTY_FLOOR", "auto_n_components"], "kernelscale.models.ridge"),
+    "fit_linear_svm": "kernelscale.models.linear",
+}
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        import importlib
+
+        where = _MOVED[name]
+        warnings.warn(f"kernelscale.models.{name} moved to {where}.{name}; the old name "
+                      "goes in the next release.", FutureWarning, stacklevel=2)
+        return getattr(importlib.import_module(where), name)
+    raise AttributeError(f"module 'kernelscale.models' has no attribute {name!r}")

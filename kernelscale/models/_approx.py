@@ -1,18 +1,26 @@
-"""Shared machinery of the approximate-kernel estimators: build, fit and apply the feature map."""
+"""Shared machinery of the approximate-kernel estimators: build, fit and apply the feature map
+(and the single-output models' validation)."""
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 
-from .._constraints import Interval, Options
+from .._constraints import Interval, Options, validate_params
 from .._planner import features_plan
-from .._validation import iter_row_blocks, resolve_memory_budget
+from .._validation import (
+    check_sample_weight,
+    check_X,
+    check_X_y,
+    iter_row_blocks,
+    resolve_memory_budget,
+)
 from ..feature_maps import FEATURE_MAPS, make_feature_map
 from ..kernels import KERNEL_CONSTRAINTS
 from ._multiclass import linear_scores
 
-__all__ = ["ApproxKernelMixin", "APPROX_PARAMS_DOC", "APPROX_CONSTRAINTS"]
+__all__ = ["ApproxKernelMixin", "ApproxOneOutput", "APPROX_PARAMS_DOC", "APPROX_CONSTRAINTS",
+           "ONE_OUTPUT_PARAMS_DOC"]
 
 #: The feature-map parameters every approximate-kernel estimator shares.
 APPROX_CONSTRAINTS = {
@@ -134,3 +142,27 @@ class ApproxKernelMixin:
     def _more_tags_sparse(self, tags):
         tags.input_tags.sparse = True
         return tags
+
+
+ONE_OUTPUT_PARAMS_DOC = """memory_budget : int, default=None
+        Bytes for row-block temporaries (features at predict time included).
+    verbose : int, default=0
+        1: a progress bar of the solver's convergence; 2 and more: the one-class
+        solver's lines.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map (and the coordinate order of the SVR solver)."""
+
+
+class ApproxOneOutput(ApproxKernelMixin, BaseEstimator):
+    def _features(self, X, y, sample_weight, *, supervised):
+        validate_params(self)
+        if not supervised:
+            X = check_X(self, X, reset=True)
+        else:
+            X, y = check_X_y(self, X, y, y_numeric=True)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        Z = self._fit_features(X)
+        return np.asarray(Z), y, sw
+
+    def __sklearn_tags__(self):
+        return self._more_tags_sparse(super().__sklearn_tags__())

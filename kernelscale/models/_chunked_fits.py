@@ -16,16 +16,17 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._validation import resolve_memory_budget
 from ..solvers import (
+    balanced_class_factors,
     check_finite_chunk,
     chunked_logistic,
     chunked_ridge,
     chunked_squared_hinge,
     chunked_squared_svr,
+    class_factors,
     label_weights,
     solve_ridge,
 )
 from ..sources import row_source
-from ._multiclass import balanced_class_factors, class_factors
 
 __all__ = [
     "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",

@@ -17,7 +17,7 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.metaestimators import available_if
 
-from ._binary_problems import pairs
+from ..solvers import pairs
 from ._shells import fitted_scores
 
 __all__ = ["fit_sigmoid", "sigmoid", "couple_pairs", "ProbabilityMixin", "PROBABILITY_FOLDS",

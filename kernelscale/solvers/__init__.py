@@ -1,4 +1,5 @@
-"""Solvers: plain functions on arrays, called by the estimators in ``kernelscale.models``."""
+"""Solvers: plain functions on arrays, called by the estimators in ``kernelscale.models``
+and by the searches in ``kernelscale.model_selection``."""
 
 from ._blocked import margins, rmatvec, weighted_gram
 from ._cg import conjugate_gradient
@@ -19,11 +20,43 @@ from ._primal import squared_hinge_lbfgs, squared_hinge_newton, squared_hinge_ob
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
 from ._sgd import SGDState, asgd_pass
 from ._subgradient import kernel_subgradient_descent, kernel_subgradient_svm, subgradient_descent
+from ._svm_path import (
+    OvoLayout,
+    ThreadWorkspaces,
+    combine_scores,
+    fold_svm_problems,
+    solve_problem_path,
+    solve_svm_path,
+    svm_decision_values,
+    svm_problems,
+    threads_in_budget,
+    training_kernel_matrix,
+    warn_unconverged,
+    workspace_bytes,
+)
+from ._svm_problems import (
+    CLASS_WEIGHTS,
+    balanced_class_factors,
+    balanced_factors,
+    base_weights,
+    class_factors,
+    dual_coefficients,
+    ovo_classes,
+    ovo_problems,
+    ovo_votes,
+    ovr_problems,
+    ovr_targets,
+    pairs,
+    plus_minus_targets,
+    take_rows,
+)
 from ._widths import holdout_loss, width_statistics
 from .falkon import (
+    FALKON_SETTINGS,
     MAX_RELATIVE_JITTER,
     ChunkedKernelOperator,
     FalkonPreconditioner,
+    FalkonSettings,
     KernelOperator,
     falkon,
     falkon_solve,
@@ -31,10 +64,18 @@ from .falkon import (
     solve_triangular,
 )
 from .smo import (
+    SMO_SETTINGS,
+    ComputedRows,
+    ComputingRowStore,
     DenseWorkspace,
     KernelRows,
+    KernelRowSource,
+    MatrixCache,
+    MatrixRows,
     PairedRows,
     RowCache,
+    RowStore,
+    SMOSettings,
     dual_objective,
     linear_one_class,
     one_class_start,
@@ -53,6 +94,8 @@ __all__ = [
     "ChunkedKernelOperator",
     "FalkonPreconditioner",
     "MAX_RELATIVE_JITTER",
+    "FalkonSettings",
+    "FALKON_SETTINGS",
     "KernelOperator",
     "normal_product",
     "solve_triangular",
@@ -87,6 +130,14 @@ __all__ = [
     "kernel_subgradient_descent",
     "kernel_subgradient_svm",
     "DenseWorkspace",
+    "KernelRowSource",
+    "ComputedRows",
+    "RowStore",
+    "ComputingRowStore",
+    "SMOSettings",
+    "SMO_SETTINGS",
+    "MatrixRows",
+    "MatrixCache",
     "KernelRows",
     "PairedRows",
     "RowCache",
@@ -100,4 +151,31 @@ __all__ = [
     "smo_dense_path",
     "submatrix",
     "weighted_gram",
+    # the exact SVM's binary problems, class weights and its route on the whole matrix
+    "OvoLayout",
+    "ThreadWorkspaces",
+    "combine_scores",
+    "fold_svm_problems",
+    "solve_problem_path",
+    "solve_svm_path",
+    "svm_decision_values",
+    "svm_problems",
+    "threads_in_budget",
+    "training_kernel_matrix",
+    "warn_unconverged",
+    "workspace_bytes",
+    "CLASS_WEIGHTS",
+    "balanced_class_factors",
+    "balanced_factors",
+    "base_weights",
+    "class_factors",
+    "dual_coefficients",
+    "ovo_classes",
+    "ovo_problems",
+    "ovo_votes",
+    "ovr_problems",
+    "ovr_targets",
+    "pairs",
+    "plus_minus_targets",
+    "take_rows",
 ]

@@ -14,13 +14,12 @@ import numpy as np
 import scipy.linalg
 
 from ..._parallel import parallel_guard
+from ._settings import FALKON_SETTINGS
 from ._triangular import solve_triangular
 
 __all__ = ["FalkonPreconditioner", "MAX_RELATIVE_JITTER"]
 
-# Largest jitter (relative to the mean diagonal of K_mm) tried before giving up
-# on a Cholesky factorisation of the centres' kernel matrix.
-MAX_RELATIVE_JITTER = 1e-2
+MAX_RELATIVE_JITTER = FALKON_SETTINGS.max_relative_jitter
 
 
 @parallel_guard

@@ -19,13 +19,11 @@ import numba
 import numpy as np
 
 from ..._parallel import parallel_guard
+from ._settings import FALKON_SETTINGS
 
 __all__ = ["normal_product", "dot4", "add4"]
 
-# Rows of ``K`` summed in ``K.dtype`` before the partial sum is added to the
-# float64 total: float32 sums of a few hundred rows lose no more than a
-# float32 GEMM over a cache block did.
-_FLUSH_ROWS = 128
+_FLUSH_ROWS = FALKON_SETTINGS.flush_rows  # a module constant: numba freezes it
 
 
 @numba.njit(fastmath=True, nogil=True, cache=True)

@@ -6,10 +6,11 @@ import numba
 import numpy as np
 
 from ..._parallel import parallel_guard
+from ._settings import SMO_SETTINGS
 
 __all__ = ["solve_block", "update_gradient", "gather_block", "pair_step", "rows_dot", "TAU"]
 
-TAU = 1e-12  # stands in for a non-positive curvature k_ii + k_jj - 2 k_ij
+TAU = SMO_SETTINGS.tau  # a non-positive curvature's stand-in (frozen by numba)
 
 
 @numba.njit(cache=True, inline="always")

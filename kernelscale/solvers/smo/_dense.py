@@ -21,18 +21,18 @@ from ._compiled import rows_dot
 from ._dense_compiled import (
     COMPACT_KEEP,
     outside_box,
+    scaled_is_better,
     solution_summary,
     solve_dense,
     take_block,
     take_serial,
 )
 from ._path_compiled import solve_path
+from ._settings import SMO_SETTINGS
 
 __all__ = ["DenseWorkspace", "scaled_start", "smo_dense", "smo_dense_path", "submatrix"]
 
-# below this many entries a block is gathered by one thread: starting the
-# parallel gather costs more than it saves on a small class pair's block
-_PARALLEL_GATHER = 1 << 18
+_PARALLEL_GATHER = SMO_SETTINGS.parallel_gather
 
 
 class DenseWorkspace:
@@ -183,10 +183,8 @@ def scaled_start(alpha, objective, ratio):
     """The warm start for ``C`` times ``ratio`` (> 1): ``alpha`` or ``ratio * alpha``.
 
     Both are feasible for the larger ``C``; the one with the lower dual
-    objective (``objective`` is that of ``alpha``) is returned. Where most
-    support vectors are at their bound the scaled one is nearer the optimum;
-    where none is, ``alpha`` already is the optimum. :func:`smo_dense_path`
-    makes the same choice in compiled code.
+    objective (``objective`` is that of ``alpha``) is returned, by the rule
+    :func:`smo_dense_path` applies in compiled code (``scaled_is_better``).
 
     Parameters
     ----------
@@ -210,9 +208,7 @@ def scaled_start(alpha, objective, ratio):
         return alpha
     linear = float(alpha.sum())
     quad = 2.0 * (float(objective) + linear)
-    if 0.5 * ratio * ratio * quad - ratio * linear < 0.5 * quad - linear:
-        return ratio * alpha
-    return alpha
+    return ratio * alpha if scaled_is_better(quad, linear, ratio) else alpha
 
 
 def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=True,

@@ -18,20 +18,14 @@ import numpy as np
 
 from ..._parallel import parallel_guard
 from ._compiled import TAU, pair_step
+from ._settings import SMO_SETTINGS
 
 __all__ = ["COMPACT_KEEP", "solve_dense", "take_block", "take_serial", "solution_summary",
            "outside_box"]
 
-# a compaction waits until at most this share of the working set is kept
-COMPACT_KEEP = 0.8
-
-# A compaction copies n_keep^2 entries and saves each later update three passes
-# over the m - n_keep variables set aside; the updates done so far stand for
-# those to come, and a copied entry counts this many times a scanned one.
-# Without the test, on the 6,000-row imbalanced grid's largest gamma (4,800
-# variables, a third of them at 0) the compactions and the rebuilds they force
-# took 45% of the solve time; 2..16 all gave the same times there.
-_COPY_COST = 4.0
+# numba freezes module constants at compile time (SMOSettings says why each value)
+COMPACT_KEEP = SMO_SETTINGS.compact_keep
+_COPY_COST = SMO_SETTINGS.copy_cost
 
 
 @numba.njit(cache=True, nogil=True)
@@ -246,6 +240,22 @@ def outside_box(alpha, C):  # pragma: no cover - compiled
         if alpha[i] < 0.0 or alpha[i] > C[i]:
             return True
     return False
+
+
+@numba.njit(cache=True, nogil=True)
+def scaled_is_better(quad, linear, ratio):  # pragma: no cover - compiled
+    """The warm start along ``C``: True when ``ratio * alpha`` has the lower dual objective.
+
+    Going from ``C`` to ``ratio * C`` (``ratio > 1``) both ``alpha`` and
+    ``ratio * alpha`` stay feasible (the box only grows; ``sum y alpha = 0`` and
+    ``alpha <= C`` scale). Where most support vectors sit at the bound, as at small
+    ``C`` or on overlapping classes, the scaled point is close to the new optimum;
+    where none does, ``alpha`` already is it. ``quad = alpha^T Q alpha`` and
+    ``linear = sum(alpha)`` give both objectives. On the 3,000-row synthetic grid the
+    choice saves 10% of the pair updates. The one rule of :func:`scaled_start` and of
+    the compiled path.
+    """
+    return 0.5 * ratio * ratio * quad - ratio * linear < 0.5 * quad - linear
 
 
 @numba.njit(cache=True, nogil=True)

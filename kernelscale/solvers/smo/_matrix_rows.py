@@ -88,7 +88,7 @@ class MatrixCache:
 
     def __init__(self, rows):
         self.rows = rows
-        self.data = rows.K
+        self.storage = rows.K
         self.n_slots = rows.n
         self.width = rows.n_points
         self.hits = 0

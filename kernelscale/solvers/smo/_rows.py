@@ -9,19 +9,12 @@ import scipy.sparse as sp
 from ..._parallel import parallel_guard
 from ..._validation import MemoryBudgetError, iter_row_blocks
 from ._compiled import rows_dot
+from ._settings import SMO_SETTINGS
 
 __all__ = ["KernelRows", "RowCache"]
 
-# new rows are computed this many bytes at a time: small enough that the batch is
-# not a fresh allocation each fetch, large enough that the GEMM keeps its speed
-# (each batch reads all prepared columns again: a9a's are 16 MB, and 4 MB
-# batches made its fits slower)
-_CHUNK_BYTES = 2**24
-
-# up to this many features a working set's q x q kernel block is computed (2 d
-# flops an entry) rather than gathered from cached rows (a cache miss an entry:
-# ~50 ns on the 14,000-row binary set's fit, where the GEMM costs ~5 ns at d = 10)
-_BLOCK_MAX_FEATURES = 256
+_CHUNK_BYTES = SMO_SETTINGS.batch_bytes
+_BLOCK_MAX_FEATURES = SMO_SETTINGS.block_max_features
 
 
 class KernelRows:
@@ -175,7 +168,7 @@ class RowCache:
             )
         self.rows = rows
         self.n_slots = min(n_slots, n)
-        self.data = np.empty((self.n_slots, n), dtype=np.float32)
+        self.storage = np.empty((self.n_slots, n), dtype=np.float32)
         self.slot_of = np.full(n, -1, dtype=np.intp)
         self.index_of = np.full(self.n_slots, -1, dtype=np.intp)
         self.last_used = np.zeros(self.n_slots, dtype=np.int64)
@@ -226,8 +219,8 @@ class RowCache:
         # one batch (one GEMM) for all missing rows, then scattered into their slots
         width = self.width
         lo = slots[0]
-        if slots[-1] - lo + 1 == slots.size and width == self.data.shape[1]:
-            self.rows.compute(indices, self.data[lo : lo + slots.size])
+        if slots[-1] - lo + 1 == slots.size and width == self.storage.shape[1]:
+            self.rows.compute(indices, self.storage[lo : lo + slots.size])
             return
         # the batch goes through one buffer kept across fetches: a fresh one per
         # fetch cost its page faults every time (tens of MB at n = 50,000), and
@@ -239,7 +232,7 @@ class RowCache:
             stop = min(start + step, slots.size)
             buf = self._scratch[: (stop - start) * width].reshape(stop - start, width)
             self.rows.compute(indices[start:stop], buf)
-            _scatter_rows(self.data, slots[start:stop], buf)
+            _scatter_rows(self.storage, slots[start:stop], buf)
 
     def columns_of(self, variables):
         """Columns of the stored rows that hold the variables (their own indices)."""
@@ -249,6 +242,11 @@ class RowCache:
         """Forget every row."""
         self.slot_of[:] = -1
         self.index_of[:] = -1
+
+    def restart(self, width):
+        """Forget every row; rows computed from now on have ``width`` columns."""
+        self.clear()
+        self.width = int(width)
 
     def compact(self, keep, forget=None):
         """Keep only the columns at positions ``keep`` (increasing) of every stored row.
@@ -264,7 +262,7 @@ class RowCache:
             self.slot_of[self.index_of[slots]] = -1
             self.index_of[slots] = -1
         used = np.flatnonzero(self.index_of >= 0)
-        _compact_rows(self.data, used, np.asarray(keep, dtype=np.intp))
+        _compact_rows(self.storage, used, np.asarray(keep, dtype=np.intp))
         self.width = keep.size
 
 

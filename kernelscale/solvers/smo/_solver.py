@@ -34,14 +34,13 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ...kernels import blas_on_numba_threads
 from ._compiled import gather_block, solve_block, update_gradient
+from ._dense_compiled import solution_summary
+from ._protocol import ComputingRowStore
+from ._settings import SMO_SETTINGS
 
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
-# shrink once this share of the active variables can go: each shrink compacts
-# every cached row, and at 5% the compactions took a fifth of a 20,000-row fit
-# (interleaved medians of 7, 0.05 -> 0.2: synthetic 20k 0.92 -> 0.76 s, binary
-# 10 x 14k 0.25 -> 0.21 s, 50,000 x 22 1.88 -> 1.65 s; a9a, 75k rows: 5-9% less)
-_SHRINK_FRACTION = 0.2
+_SHRINK_FRACTION = SMO_SETTINGS.shrink_fraction
 
 
 def dual_objective(alpha, G, linear_term=None):
@@ -209,10 +208,11 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         G += y * rows.cross(np.arange(n), sv, y[sv] * alpha[sv])
     st = _State(y, C, alpha, G, p)
     # rows are compacted to the active columns only when they are not shared
-    compact = shrinking and not (cache.holds_all or share_cache)
+    # (a store that holds every row, the matrix among them, is never compacted)
+    compact = shrinking and isinstance(cache, ComputingRowStore) and not (
+        cache.holds_all or share_cache)
     if compact:
-        cache.clear()
-        cache.width = n
+        cache.restart(n)
         rows.set_columns(np.arange(n))
     q = int(min(working_set_size, cache.n_slots, n))
     q = max(q, 2)
@@ -263,7 +263,7 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         # last alive beside it: twice the q x q float64 at the peak)
         K = K_buffer[: ws.size * ws.size].reshape(ws.size, ws.size)
         if block is None:
-            gather_block(cache.data, slots, columns[ws], K)
+            gather_block(cache.storage, slots, columns[ws], K)
         else:
             np.copyto(K, block)
         yb, ab, Gb, Cb = st.y[ws], st.alpha[ws].copy(), st.G[ws].copy(), st.C[ws]
@@ -275,7 +275,7 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         st.alpha[ws] = ab
         if moved.size:
             # compacted rows are in position order: no column index to go through
-            update_gradient(st.G, st.y, cache.data, slots[moved], (yb * delta)[moved],
+            update_gradient(st.G, st.y, cache.storage, slots[moved], (yb * delta)[moved],
                             None if compact else columns, na)
         if moved.size == 0:
             # float32 rounding of the block can leave a pair the global test calls
@@ -316,23 +316,11 @@ def intercept_from_gradient(y, G, alpha, C):
     """LIBSVM's offset: the mean ``y G`` over free variables, else the middle of the bounds.
 
     Variables with ``C = 0`` (zero weight) are not part of the problem, as in LIBSVM.
+    The one computation of rho, shared with the dense solvers (``solution_summary``).
     """
-    live = C > 0
-    if not live.all():
-        y, G, alpha, C = y[live], G[live], alpha[live], C[live]
-    yG = y * G
-    free = (alpha > 0) & (alpha < C)
-    if free.any():
-        return float(yG[free].mean())
-    pos = y > 0
-    at_upper = alpha >= C
-    # variables at a bound only bound rho from one side
-    upper_side = np.where(pos, at_upper, ~at_upper)
-    ub = yG[~upper_side].min() if (~upper_side).any() else np.inf
-    lb = yG[upper_side].max() if upper_side.any() else -np.inf
-    if np.isfinite(ub) and np.isfinite(lb):
-        return 0.5 * (ub + lb)
-    return float(ub if np.isfinite(ub) else lb)
+    y, G, alpha = (np.ascontiguousarray(v, dtype=np.float64) for v in (y, G, alpha))
+    C = np.ascontiguousarray(np.broadcast_to(np.asarray(C, dtype=np.float64), y.shape))
+    return float(solution_summary(y, G, alpha, C)[1])
 
 
 def _refresh(st, rows):
@@ -390,6 +378,5 @@ def _unshrink(st, rows, cache, compact):
         # restore original column order so the rows can be full again
         perm = np.argsort(st.order, kind="stable")
         st.permute(perm)
-        cache.clear()
-        cache.width = n
+        cache.restart(n)
         rows.set_columns(np.arange(n))

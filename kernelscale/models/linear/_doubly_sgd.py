@@ -9,28 +9,22 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 
-from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._progress import progress
-from .._validation import (
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._progress import progress
+from ..._validation import (
     check_finite_fit,
     check_sample_weight,
     check_X_y,
     dense_rows,
     resolve_memory_budget,
 )
-from ..kernels import KERNEL_CONSTRAINTS, resolve_gamma
-from ._chunked_fits import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
+from ...kernels import KERNEL_CONSTRAINTS, resolve_gamma
+from ...solvers import CLASS_WEIGHTS, balanced_factors, base_weights, plus_minus_targets
+from .._chunked_fits import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
+from .._multiclass import BINARY_CLASS_WEIGHT_DOC, encode_labels
+from .._probability import LogisticProbabilityMixin
+from .._shells import ClassifierShell
 from ._frequency_blocks import FrequencyBlocks
-from ._multiclass import (
-    BINARY_CLASS_WEIGHT_DOC,
-    CLASS_WEIGHTS,
-    balanced_factors,
-    base_weights,
-    encode_labels,
-    plus_minus_targets,
-)
-from ._probability import LogisticProbabilityMixin
-from ._shells import ClassifierShell
 
 __all__ = ["DoublySGDSVC"]
 

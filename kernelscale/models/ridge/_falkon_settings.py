@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .._config import format_bytes
+from ..._config import format_bytes
 
 __all__ = ["AUTO_PENALTY", "FLOAT32_PENALTY_FLOOR", "auto_n_components", "convergence_message",
            "recompute_message",

@@ -9,19 +9,19 @@ from scipy.special import expit, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._progress import progress
-from .._validation import check_finite_fit, resolve_memory_budget
-from ..solvers import LogisticProblem, fit_logistic
-from ..sources import dask_method, is_dask_array
-from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked_fits import (
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._progress import progress
+from ..._validation import check_finite_fit, resolve_memory_budget
+from ...solvers import LogisticProblem, fit_logistic
+from ...sources import dask_method, is_dask_array
+from .._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
+from .._chunked_fits import (
     chunked_fit_doc,
     chunked_source,
     fit_logistic_chunked,
 )
-from ._multiclass import classifier_data
-from ._shells import ClassifierShell
+from .._multiclass import classifier_data
+from .._shells import ClassifierShell
 
 __all__ = ["KernelLogisticRegression"]
 

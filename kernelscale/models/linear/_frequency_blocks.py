@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .._validation import dense_rows, iter_row_blocks
+from ..._validation import dense_rows, iter_row_blocks
 
 __all__ = ["FrequencyBlocks"]
 

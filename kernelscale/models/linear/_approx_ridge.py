@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from .._constraints import Interval, Options, validate_params
-from .._validation import check_finite_fit, resolve_memory_budget
-from ..solvers import RidgeStatistics, accumulate, solve_ridge
-from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked_fits import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
-from ._multiclass import CLASS_WEIGHT_DOC, classifier_data, plus_minus_targets
-from ._shells import ClassifierShell, RegressorShell
+from ..._constraints import Interval, Options, validate_params
+from ..._validation import check_finite_fit, resolve_memory_budget
+from ...solvers import RidgeStatistics, accumulate, plus_minus_targets, solve_ridge
+from .._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
+from .._chunked_fits import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
+from .._multiclass import CLASS_WEIGHT_DOC, classifier_data
+from .._shells import ClassifierShell, RegressorShell
 
 __all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier"]
 

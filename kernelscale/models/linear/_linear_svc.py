@@ -11,9 +11,9 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
-from .._progress import progress
-from .._validation import (
+from ..._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
+from ..._progress import progress
+from ..._validation import (
     check_finite_fit,
     check_sample_weight,
     check_X_y,
@@ -21,23 +21,19 @@ from .._validation import (
     random_seed,
     resolve_memory_budget,
 )
-from ..solvers import (
+from ...solvers import (
+    CLASS_WEIGHTS,
+    base_weights,
     dual_cd,
+    ovr_targets,
     squared_hinge_lbfgs,
     squared_hinge_newton,
     subgradient_descent,
     weighted_gram,
 )
-from ._chunked_fits import chunked_fit_doc, chunked_source, fit_svm_chunked
-from ._multiclass import (
-    BINARY_CLASS_WEIGHT_DOC,
-    CLASS_WEIGHTS,
-    base_weights,
-    encode_labels,
-    linear_scores,
-    ovr_targets,
-)
-from ._shells import ClassifierShell
+from .._chunked_fits import chunked_fit_doc, chunked_source, fit_svm_chunked
+from .._multiclass import BINARY_CLASS_WEIGHT_DOC, encode_labels, linear_scores
+from .._shells import ClassifierShell
 
 __all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator", "check_svm_params",
            "SVM_CONSTRAINTS"]

@@ -7,15 +7,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._validation import check_sample_weight, check_X_y, random_seed, resolve_memory_budget
-from ..solvers import SGDState, asgd_pass
-from ..sources import is_dask_array
-from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked_fits import chunked_fit_doc, partial_targets
-from ._linear_svm import SVM_CONSTRAINTS, check_svm_params, fit_svm_estimator
-from ._multiclass import BINARY_CLASS_WEIGHT_DOC
-from ._probability import ProbabilityMixin
-from ._shells import ClassifierShell
+from ..._validation import check_sample_weight, check_X_y, random_seed, resolve_memory_budget
+from ...solvers import SGDState, asgd_pass
+from ...sources import is_dask_array
+from .._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
+from .._chunked_fits import chunked_fit_doc, partial_targets
+from .._multiclass import BINARY_CLASS_WEIGHT_DOC
+from .._probability import ProbabilityMixin
+from .._shells import ClassifierShell
+from ._linear_svc import SVM_CONSTRAINTS, check_svm_params, fit_svm_estimator
 
 __all__ = ["ApproxKernelSVC"]
 

@@ -10,18 +10,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
-from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._progress import progress
-from .._validation import (
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._progress import progress
+from ..._validation import (
     check_finite_fit,
     check_sample_weight,
     resolve_dtype,
     resolve_memory_budget,
 )
-from ..feature_maps import SAMPLINGS, select_landmarks
-from ..kernels import KERNEL_CONSTRAINTS, make_kernel
-from ..solvers import ChunkedKernelOperator, falkon, falkon_solve
-from ._chunked_fits import (
+from ...feature_maps import SAMPLINGS, select_landmarks
+from ...kernels import KERNEL_CONSTRAINTS, make_kernel
+from ...solvers import ChunkedKernelOperator, falkon, falkon_solve, plus_minus_targets
+from .._chunked_fits import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
     chunk_class_factors,
@@ -29,6 +29,9 @@ from ._chunked_fits import (
     chunked_source,
     source_classes,
 )
+from .._multiclass import CLASS_WEIGHT_DOC, classifier_data
+from .._probability import ProbabilityMixin
+from .._shells import ClassifierShell, RegressorShell
 from ._falkon_settings import (
     ATTRS_DOC,
     AUTO_PENALTY,
@@ -38,9 +41,6 @@ from ._falkon_settings import (
     convergence_message,
     recompute_message,
 )
-from ._multiclass import CLASS_WEIGHT_DOC, classifier_data, plus_minus_targets
-from ._probability import ProbabilityMixin
-from ._shells import ClassifierShell, RegressorShell
 
 __all__ = ["NystromKernelRidge", "NystromKernelRidgeClassifier", "AUTO_PENALTY",
            "FLOAT32_PENALTY_FLOOR", "auto_n_components"]

@@ -14,12 +14,12 @@ from sklearn.cluster import KMeans
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.utils.validation import check_is_fitted
 
-from .._constraints import Interval, Options, validate_params
-from .._validation import check_sample_weight, check_X, resolve_memory_budget
-from ..solvers import accumulate, chunked_kmeans
-from ..sources import dask_method, is_dask_array
-from ._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
-from ._chunked_fits import (
+from ..._constraints import Interval, Options, validate_params
+from ..._validation import check_sample_weight, check_X, resolve_memory_budget
+from ...solvers import accumulate, chunked_kmeans
+from ...sources import dask_method, is_dask_array
+from .._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
+from .._chunked_fits import (
     MAP_SAMPLE_ROWS,
     chunked_source,
     fit_map_on_source,

@@ -1,22 +1,47 @@
-"""The parameter and attribute sections the search estimators' docstrings share."""
+"""``KernelRegressorCV``: the most accurate kernel regressor for the data."""
 
-__all__ = ["DOC_PARAMS", "DOC_ATTRS"]
+from __future__ import annotations
 
-DOC_PARAMS = """families : "auto", str or list of str, default="auto"
-        Model families to search: {families}. "auto" chooses from the data's
+from sklearn.base import RegressorMixin
+
+from ..models import NystromKernelRidge
+from ._search import KernelSearch
+from ._space import (
+    check_grid,
+    default_alphas,
+)
+
+__all__ = ["KernelRegressorCV"]
+
+
+class KernelRegressorCV(RegressorMixin, KernelSearch):
+    """The most accurate kernel regressor for the data, by a search that shares its work.
+
+    Nystrom kernel ridge (FALKON's model) over (gamma, alpha): fold statistics
+    merged (a fold's = the total minus its own), one eigendecomposition per
+    gamma serving every fold and alpha; the best is refitted as
+    :class:`kernelscale.NystromKernelRidge`.
+
+    Parameters
+    ----------
+    families : "auto", str or list of str, default="auto"
+        Model families to search: "falkon" (NystromKernelRidge). "auto" chooses from the data's
         shape and the memory budget (see ``family_choice_``).
     gamma_factors : list of float, default=None
         gamma = ``gamma_scale * factor``, ``gamma_scale = 1 / (n_features X.var())``
         (scikit-learn's "scale"); None means 2^-3 .. 2^3 (7 values).
-    {penalty}
+    alphas : list of float, default=None
+        Ridge penalties (absolute, as ``NystromKernelRidge``'s ``alpha``);
+        None means ``n * 10^-7 .. n * 10^-1``.
     n_components : int, default=None
         Centres of the FALKON family and landmarks of the Nystrom SVM family;
         None: FALKON's automatic number, at most 1000 while searching (their
         statistics / Newton Hessians cost n m^2 per gamma).
     cv : int or cross-validation splitter, default=5
-        An int is {folds}, shuffled by ``random_state``.
+        An int is folds (KFold), shuffled by ``random_state``.
     scoring : str, default=None
-        {scoring}
+        "r2" (None), "neg_mean_squared_error", "neg_root_mean_squared_error" or
+        "neg_mean_absolute_error".
     halving : bool or "auto", default="auto"
         Successive halving over gamma: every gamma (with its whole C / alpha
         path) is screened on a stratified subsample of ``n / 3^k`` rows, the
@@ -37,7 +62,7 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
         the learned penalty joins the alphas. Features that do not help
         prediction get widths near 0, as gradient boosting ignores them.
         "auto": from 5,000 rows on, for 2 to 200 dense features.
-    dtype : {{None, "float32", "float64"}}, default=None
+    dtype : {None, "float32", "float64"}, default=None
         dtype of the refitted FALKON model (the other families' refits are
         float32 as their own defaults). The grid scores the exact minimiser of
         each (gamma, alpha); a float32 FALKON fit reproduces it only for
@@ -60,9 +85,9 @@ DOC_PARAMS = """families : "auto", str or list of str, default="auto"
     random_state : int, RandomState or None, default=None
         Fold shuffling and FALKON's centres.
     verbose : int, default=0
-        1: a progress bar with the best score so far; 2: also the leaderboard."""
+        1: a progress bar with the best score so far; 2: also the leaderboard.
 
-DOC_ATTRS = """Attributes
+    Attributes
     ----------
     best_estimator_ : estimator
         The best configuration refitted on every row; ``predict`` goes through it.
@@ -111,4 +136,68 @@ DOC_ATTRS = """Attributes
         "gammas"), family, rows, gammas tried and kept, best score (and for
         the family screen the best parameters) and seconds.
     search_time_, refit_time_ : float
-        Seconds."""
+        Seconds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale import KernelRegressorCV
+    >>> X = np.linspace(0, 6, 300)[:, None]
+    >>> y = np.sin(X).ravel()
+    >>> search = KernelRegressorCV(n_components=50, random_state=0).fit(X, y)
+    >>> search.best_score_ > 0.99
+    True
+    """
+
+    _task = "regressor"
+    _parameter_constraints = {**KernelSearch._parameter_constraints,
+                              "alphas": [None, "array-like"]}
+
+    def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
+                 cv=5, scoring=None, halving="auto", learn_widths="auto", dtype=None,
+                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
+                 verbose=0):
+        self.families = families
+        self.gamma_factors = gamma_factors
+        self.alphas = alphas
+        self.n_components = n_components
+        self.cv = cv
+        self.scoring = scoring
+        self.halving = halving
+        self.learn_widths = learn_widths
+        self.dtype = dtype
+        self.time_budget = time_budget
+        self.memory_budget = memory_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y, sample_weight=None):
+        """Search the grid and refit the best configuration on every row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : KernelRegressorCV
+        """
+        return self._common_fit(X, y, sample_weight, classifier=False)
+
+    def _penalties(self, n):
+        return {"Cs": None,
+                "alphas": check_grid("alphas", self.alphas, default=default_alphas(n))}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _best_model(self, p, s):
+        return NystromKernelRidge(n_components=p["n_components"], gamma=p["gamma"],
+                                  alpha=p["alpha"], dtype=p["dtype"],
+                                  memory_budget=s["memory_budget"],
+                                  random_state=s["random_state"]), {}

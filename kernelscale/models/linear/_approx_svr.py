@@ -1,55 +1,34 @@
-"""Approximate epsilon-SVR and one-class SVM: a feature map and a linear solver, one estimator."""
+"""Approximate epsilon-SVR: a feature map and LIBLINEAR's dual coordinate descent."""
 
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, OutlierMixin, RegressorMixin
+from sklearn.base import RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 
-from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._progress import convergence_bar, wants_bar
-from .._validation import (
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._progress import convergence_bar, wants_bar
+from ..._validation import (
     check_finite_fit,
-    check_sample_weight,
-    check_X,
-    check_X_y,
     random_seed,
 )
-from ..solvers import dual_cd_svr, linear_one_class
-from ..sources import dask_method, is_dask_array
-from ._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
-from ._chunked_fits import chunked_fit_doc, chunked_source, fit_svr_chunked
-from ._shells import OneClassShell, fitted_scores
+from ...solvers import dual_cd_svr
+from ...sources import dask_method, is_dask_array
+from .._approx import (
+    APPROX_CONSTRAINTS,
+    APPROX_PARAMS_DOC,
+    ONE_OUTPUT_PARAMS_DOC,
+    ApproxOneOutput,
+)
+from .._chunked_fits import chunked_fit_doc, chunked_source, fit_svr_chunked
+from .._shells import fitted_scores
 
-__all__ = ["ApproxKernelSVR", "ApproxKernelOneClassSVM"]
-
-_COMMON_DOC = """memory_budget : int, default=None
-        Bytes for row-block temporaries (features at predict time included).
-    verbose : int, default=0
-        1: a progress bar of the solver's convergence; 2 and more: the one-class
-        solver's lines.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the feature map (and the coordinate order of the SVR solver)."""
+__all__ = ["ApproxKernelSVR"]
 
 
-class _ApproxOneOutput(ApproxKernelMixin, BaseEstimator):
-    def _features(self, X, y, sample_weight, *, supervised):
-        validate_params(self)
-        if not supervised:
-            X = check_X(self, X, reset=True)
-        else:
-            X, y = check_X_y(self, X, y, y_numeric=True)
-        sw = check_sample_weight(sample_weight, X.shape[0])
-        Z = self._fit_features(X)
-        return np.asarray(Z), y, sw
-
-    def __sklearn_tags__(self):
-        return self._more_tags_sparse(super().__sklearn_tags__())
-
-
-class ApproxKernelSVR(RegressorMixin, _ApproxOneOutput):
+class ApproxKernelSVR(RegressorMixin, ApproxOneOutput):
     __doc__ = """Kernel epsilon-SVR through an explicit feature map and a linear SVR.
 
     ``fit`` maps the training data once (Nystroem, random Fourier or polynomial
@@ -82,7 +61,7 @@ default="squared_epsilon_insensitive"
         (chunked fits: when the gradient norm is below ``tol`` times its value at 0).
     max_iter : int, default=1000
         Passes over the data (chunked fits: L-BFGS iterations).
-    """ + _COMMON_DOC + """
+    """ + ONE_OUTPUT_PARAMS_DOC + """
 
     Attributes
     ----------
@@ -199,107 +178,3 @@ default="squared_epsilon_insensitive"
         if is_dask_array(X):
             return dask_method(self, "predict", X)
         return fitted_scores(self, X).ravel()
-
-
-class ApproxKernelOneClassSVM(OneClassShell, OutlierMixin, _ApproxOneOutput):
-    __doc__ = """One-class SVM (novelty detection) through an explicit feature map.
-
-    ``fit`` maps the training data once and solves the nu one-class dual with
-    the linear kernel of the features, never forming the ``n x n`` matrix: the
-    gradient is one product ``Z w`` per iteration and each working set a small
-    block ``Z_B Z_B^T`` (the exact model's pair updates). The approximate
-    counterpart of :class:`KernelOneClassSVM`, linear in the number of rows;
-    with the exact kernel's features it is that model.
-
-    Parameters
-    ----------
-    """ + APPROX_PARAMS_DOC + """
-    nu : float, default=0.5
-        In (0, 1]: an upper bound on the fraction of training points outside the
-        region and a lower bound on the fraction of support vectors.
-    tol : float, default=1e-3
-        LIBSVM's stopping rule (maximal violation).
-    max_iter : int, default=1000
-        Outer iterations (gradient recomputations).
-    """ + _COMMON_DOC + """
-
-    Attributes
-    ----------
-    feature_map_ : transformer
-    coef_ : ndarray of shape (1, n_features_out)
-        ``sum_i alpha_i z_i``.
-    intercept_ : ndarray of shape (1,)
-    offset_ : ndarray of shape (1,)
-        ``-intercept_``: ``decision_function = score_samples - offset_``.
-    n_iter_ : int
-    n_features_in_ : int
-
-    See Also
-    --------
-    KernelOneClassSVM : The exact model.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelscale import ApproxKernelOneClassSVM
-    >>> X = np.random.default_rng(0).normal(size=(300, 2))
-    >>> det = ApproxKernelOneClassSVM(nu=0.1, gamma=0.5, n_components=100,
-    ...                               random_state=0).fit(X)
-    >>> det.predict([[0.0, 0.0], [6.0, 6.0]]).tolist()
-    [1, -1]
-    """
-
-    _parameter_constraints = {
-        **APPROX_CONSTRAINTS,
-        "nu": [Interval("real", 0, 1, closed="right")],
-        "tol": [Interval("real", 0, None, closed="neither")],
-        "max_iter": [Interval("int", 1)],
-        "verbose": VERBOSE,
-    }
-
-    def __init__(self, *, feature_map="nystroem", n_components=1000, kernel="rbf",
-                 gamma="scale", degree=3, coef0=0.0, nu=0.5, tol=1e-3, max_iter=1000,
-                 dtype="float32", memory_budget=None, verbose=0, random_state=None):
-        self.feature_map = feature_map
-        self.n_components = n_components
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
-        self.tol = tol
-        self.max_iter = max_iter
-        self.dtype = dtype
-        self.memory_budget = memory_budget
-        self.verbose = verbose
-        self.random_state = random_state
-
-    def fit(self, X, y=None, sample_weight=None):
-        """Map ``X`` and fit the region that holds it.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : None
-            Ignored.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Upper bound of each dual variable (LIBSVM's weighted form).
-
-        Returns
-        -------
-        self : ApproxKernelOneClassSVM
-        """
-        Z, _, sw = self._features(X, None, sample_weight, supervised=False)
-        # verbose=1 is a bar; 2 and more the solver's lines
-        with convergence_bar("ApproxKernelOneClassSVM", verbose=self.verbose,
-                             tol=self.tol, every=1) as monitor:
-            res = linear_one_class(Z, float(self.nu), sw, tol=float(self.tol),
-                                   max_iter=int(self.max_iter),
-                                   verbose=int(self.verbose) if self.verbose >= 2 else 0,
-                                   monitor=monitor)
-        self.coef_ = res["coef"][None, :].astype(Z.dtype)
-        self.intercept_ = np.array([res["intercept"]])
-        self.offset_ = -self.intercept_
-        self.n_iter_ = res["n_iter"]
-        check_finite_fit(self, "coef_", "intercept_")
-        return self

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import validate_data
 
-from .._constraints import VERBOSE, Interval, Options
-from .._planner import smo_plan
-from .._validation import iter_row_blocks
-from ..kernels import KERNEL_CONSTRAINTS, blas_on_numba_threads, make_kernel
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._planner import smo_plan
+from ..._validation import (
+    check_finite_fit,
+    check_sample_weight,
+    iter_row_blocks,
+    refuse_chunked,
+    resolve_memory_budget,
+)
+from ...kernels import KERNEL_CONSTRAINTS, blas_on_numba_threads, make_kernel
+from ...solvers import KernelRows, training_kernel_matrix
 
-__all__ = ["EXACT_CONSTRAINTS", "ExactKernelMixin", "EXACT_PARAMS_DOC"]
+__all__ = ["EXACT_CONSTRAINTS", "ExactKernelMixin", "EXACT_PARAMS_DOC", "ExactOneOutput",
+           "ONE_OUTPUT_ATTRIBUTES_DOC"]
 
 #: Parameters of every exact (SMO) kernel model.
 EXACT_CONSTRAINTS = {
@@ -161,3 +173,93 @@ class ExactKernelMixin:
         tags.input_tags.sparse = not self._precomputed
         tags.input_tags.pairwise = self._precomputed
         return tags
+
+
+ONE_OUTPUT_ATTRIBUTES_DOC = """support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+        Empty for ``kernel="precomputed"``.
+    intercept_ : ndarray of shape (1,)
+    n_support_ : ndarray of shape (1,)
+        The number of support vectors.
+    n_iter_ : int
+        SMO pair updates.
+    objective_ : float
+        Dual objective reached (LIBSVM's ``obj``).
+    fit_status_ : int
+        0 when the solver met ``tol``, 1 when ``max_iter`` stopped it.
+    fit_time_ : float
+        Seconds spent in the solver.
+    memory_plan_ : kernelscale.MemoryPlan
+        What the fit held, in bytes, and the route it chose (the kernel matrix
+        or a row cache).
+    n_features_in_ : int"""
+
+
+class ExactOneOutput(ExactKernelMixin, BaseEstimator):
+    """Fit plumbing of the single-output exact models."""
+
+    # whether to compute the whole kernel matrix when it fits the budget; measured at
+    # 20,000 rows (benchmarks/bench_svr.py data): SVR 35 s with it against ~50 s through
+    # the row cache (most rows are support vectors and come back many times), the
+    # one-class SVM 2.3 s against 1.1 s (nu = 0.1), 4.0 s against 2.6 s (nu = 0.5): it
+    # touches few rows, and the cache computes only those
+    _whole_matrix = True
+
+    def _prepare(self, X, y, sample_weight, *, supervised):
+        refuse_chunked(self, X)
+        validate_params(self)
+        if not supervised:
+            X = validate_data(self, X, accept_sparse=False if self._precomputed else "csr",
+                              dtype=(np.float64, np.float32))
+        else:
+            X, y = validate_data(self, X, y, accept_sparse=False if self._precomputed
+                                 else "csr", dtype=(np.float64, np.float32), y_numeric=True)
+        self._check_training_matrix(X)
+        sw = check_sample_weight(sample_weight, X.shape[0])
+        self.kernel_ = self._make_kernel(X)
+        if not self._precomputed:
+            self.kernel_.check_range(X, np.float32)  # kernel rows are float32
+        budget = resolve_memory_budget(self.memory_budget)
+        n = X.shape[0]
+        variables = 2 * n if supervised else n
+        plan = None
+        if self._precomputed or self._whole_matrix:
+            # computing every row once beats recomputing the rows an LRU cache loses
+            plan = self._memory_plan(X, variables, budget, matrix=True)
+            if self._precomputed:
+                plan.require(" (the kernel matrix is given: a smaller one, or more budget)")
+            elif not plan.fits:
+                plan = None
+        if plan is not None:
+            source = training_kernel_matrix(
+                self.kernel_, X, "precomputed" if self._precomputed else None, plan.fill_bytes)
+            options = self._options(plan, plan.fill_bytes, 2)
+        else:
+            plan = self._memory_plan(X, variables, budget, matrix=False).require(
+                " (the row cache must hold two kernel rows beside the working set and the "
+                "kernel's temporaries)")
+            source = KernelRows(X, self.kernel_, plan.temporary_bytes, densify=plan.densify)
+            options = self._options(plan, plan.temporary_bytes, plan.cache_bytes)
+        self.memory_plan_ = plan
+        return X, y, sw, source, options
+
+    def _options(self, plan, temporary_bytes, cache_bytes):
+        return {"tol": float(self.tol), "max_iter": int(self.max_iter),
+                "working_set_size": plan.working_set_size, "shrinking": self.shrinking,
+                # verbose=1 is a bar (convergence_bar); 2 and more the solver's lines
+                "verbose": int(self.verbose) if self.verbose >= 2 else 0,
+                "cache_bytes": cache_bytes,
+                "batch_bytes": getattr(plan, "batch_bytes", None),
+                "memory_budget": temporary_bytes}
+
+    def _store_result(self, X, coef, res, start):
+        self.fit_time_ = time.perf_counter() - start
+        self._keep_support(X, coef[None, :])
+        self.intercept_ = np.array([res["intercept"]])
+        self.n_support_ = np.array([self.support_.size])
+        self.n_iter_ = int(res["n_iter"])
+        self.objective_ = float(res["objective"])
+        self.fit_status_ = 0 if res["converged"] else 1
+        check_finite_fit(self, "dual_coef_", "intercept_")
+        return self

@@ -27,8 +27,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._config import format_bytes
 from .._progress import progress
-from ..solvers import DenseWorkspace, smo_dense_path, submatrix
-from ._binary_problems import ovo_classes, ovo_problems, ovr_problems, pairs
+from ._svm_problems import ovo_classes, ovo_problems, ovr_problems, pairs
+from .smo import DenseWorkspace, smo_dense_path, submatrix
 
 __all__ = ["OvoLayout", "ThreadWorkspaces", "solve_svm_path", "solve_problem_path",
            "warn_unconverged", "svm_decision_values", "combine_scores", "svm_problems",

@@ -1,0 +1,265 @@
+"""``KernelClassifierCV``: the most accurate kernel classifier for the data."""
+
+from __future__ import annotations
+
+from sklearn.base import ClassifierMixin
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._constraints import Options
+from ._engines import classifier_model
+from ._search import KernelSearch
+from ._space import (
+    DEFAULT_CS,
+    check_grid,
+    default_alphas,
+)
+
+__all__ = ["KernelClassifierCV"]
+
+
+class KernelClassifierCV(ClassifierMixin, KernelSearch):
+    """The most accurate kernel classifier for the data, by a search that shares its work.
+
+    Cross-validates every configuration of the chosen families and refits the
+    best on all rows. Unlike ``GridSearchCV`` around an SVM, the work is shared
+    across the grid: the exact SVM computes the squared distances once, each
+    gamma is one elementwise exp, each fold's block is cut from that matrix,
+    and along increasing ``C`` each binary problem starts from the previous
+    solution; the FALKON family merges fold statistics and serves every alpha
+    from one eigendecomposition per gamma; the Nystrom SVM family maps every row
+    once per gamma from landmark distances computed once, and warm-starts each
+    fold's linear SVM along ``C``. The scores are those of the refitted models
+    (``KernelSVC``, ``NystromKernelRidgeClassifier``, ``ApproxKernelSVC``) on
+    the same folds.
+
+    Parameters
+    ----------
+    families : "auto", str or list of str, default="auto"
+        Model families to search: "exact-svm" (KernelSVC), "falkon"
+        (NystromKernelRidgeClassifier), "nystrom-svm" (ApproxKernelSVC on a Nystroem
+        map), "rff-svm" (ApproxKernelSVC on random Fourier features). "auto" chooses
+        from the data's
+        shape and the memory budget (see ``family_choice_``).
+    gamma_factors : list of float, default=None
+        gamma = ``gamma_scale * factor``, ``gamma_scale = 1 / (n_features X.var())``
+        (scikit-learn's "scale"); None means 2^-3 .. 2^3 (7 values).
+    Cs : list of float, default=None
+        SVM penalties; None means 10^-1 .. 10^2 in half decades (7 values).
+    alphas : list of float, default=None
+        FALKON penalties (absolute, as ``NystromKernelRidgeClassifier``'s
+        ``alpha``); None means ``n * 10^-7 .. n * 10^-1``.
+    n_components : int, default=None
+        Centres of the FALKON family and landmarks of the Nystrom SVM family;
+        None: FALKON's automatic number, at most 1000 while searching (their
+        statistics / Newton Hessians cost n m^2 per gamma).
+    cv : int or cross-validation splitter, default=5
+        An int is stratified folds, shuffled by ``random_state``.
+    scoring : str, default=None
+        "accuracy" (None), "balanced_accuracy", "f1", "f1_macro", "f1_weighted" or
+        "roc_auc" (two classes).
+    halving : bool or "auto", default="auto"
+        Successive halving over gamma: every gamma (with its whole C / alpha
+        path) is screened on a stratified subsample of ``n / 3^k`` rows, the
+        best third goes on to three times the rows, and only the survivors
+        are cross-validated on all rows (``cv_results_`` holds those;
+        ``halving_`` the rounds). Needs an int ``cv``. A classifier whose
+        families are chosen (``families="auto"``) beyond the rows where the
+        exact SVM is searched also screens the exact SVM's whole grid beside
+        them on one subsample of 5,000 rows (at most half the data); its best
+        configuration is the one the search then challenges its winner with
+        on all rows, where the exact SVM's measured cost fits the time left.
+        "auto": with an int ``cv``, from 20,001 rows on (where the grid on
+        every row is the search's cost).
+    learn_widths : bool or "auto", default="auto"
+        Learn one RBF width per feature first (:class:`KernelWidths`, on a
+        subsample, within a quarter of ``time_budget``) and search around the
+        learned kernel: ``gamma_factors`` then scale the learned widths, and
+        the learned penalty joins the alphas. Features that do not help
+        prediction get widths near 0, as gradient boosting ignores them.
+        "auto": from 5,000 rows on, for 2 to 200 dense features.
+    dtype : {None, "float32", "float64"}, default=None
+        dtype of the refitted FALKON model (the other families' refits are
+        float32 as their own defaults). The grid scores the exact minimiser of
+        each (gamma, alpha); a float32 FALKON fit reproduces it only for
+        penalties ``alpha >= 1e-5 * n`` (``FLOAT32_PENALTY_FLOOR``; below, its
+        float32 preconditioner loses the digits CG needs). None: every alpha is
+        searched, and a point below that floor is refitted in float64 (its
+        ``params`` say ``dtype="float64"``); "float32": alphas below the floor
+        are not searched (a warning names those given); "float64": every
+        refit is float64 (twice the memory and time of float32).
+    time_budget : float or str, default=None
+        Seconds (or "90s", "10m", "1h") for the whole fit: the widths, the
+        search and the refit. The gammas nearest ``gamma_scale`` are tried
+        first, and a gamma starts only if it (predicted from the last one
+        measured) and the refit of the best so far (predicted from its
+        measured fold fits; FALKON's from the grid's) end within the budget.
+    memory_budget : int, str or None, default=None
+        Bytes (or "2G") for the shared matrices; None: the library's default.
+    n_jobs : int, default=None
+        Threads (None: 1, -1: every core).
+    random_state : int, RandomState or None, default=None
+        Fold shuffling and FALKON's centres.
+    verbose : int, default=0
+        1: a progress bar with the best score so far; 2: also the leaderboard.
+    class_weight : dict, "balanced" or None, default=None
+        As :class:`kernelscale.KernelSVC`'s (per fold: "balanced" uses the
+        fold's counts).
+    multiclass : {"ovo", "ovr"}, default="ovo"
+        How the SVM trains several classes.
+    break_ties : bool, default=False
+        How the SVM's tied one-vs-one votes go: to the class listed first
+        (LIBSVM's rule, so the scores are ``GridSearchCV(SVC())``'s) or to the
+        larger confidence (:class:`kernelscale.KernelSVC`'s ``break_ties``).
+    probability : bool, default=False
+        Refit the best with ``probability=True`` (its own, calibrated on the
+        decision values of held-out folds: 5 more fits, counted in
+        ``time_budget``) and offer ``predict_proba``. The search is unchanged.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The best configuration refitted on every row; ``predict`` goes through it.
+    best_params_ : dict
+        Its parameters (``family``, ``gamma`` and ``C`` or ``alpha``, and for
+        FALKON ``n_components`` and the refit's ``dtype``): ``best_estimator_``
+        is exactly this configuration, refitted (the same centres or
+        landmarks, drawn from the same seed).
+    best_score_ : float
+        Its mean cross-validated score.
+    best_index_ : int
+        Its row of ``cv_results_``.
+    cv_results_ : dict of ndarray
+        One entry per configuration, in :class:`sklearn.model_selection.GridSearchCV`'s
+        format (``params``, ``param_*``, ``split{{k}}_test_score``, ``mean_test_score``,
+        ``rank_test_score``, ``mean_fit_time``, ...).
+    family_choice_ : str
+        Why these families were searched (the rule as it applied).
+    n_splits_ : int
+    complete_ : bool
+        False when the time budget or Ctrl-C stopped the search early.
+    widths_ : KernelWidths or None
+        The learned widths (None where they were not learned); ``best_params_``'s
+        ``gamma`` is then one width per feature (the factor times the widths),
+        while ``cv_results_`` lists the factors.
+    feature_relevance_ : ndarray of shape (n_features_in,)
+        With learned widths: each feature's share of the kernel's distance
+        (``KernelWidths.feature_relevance_``).
+    capacity_ : list of dict or None
+        With FALKON the winner, automatic ``n_components`` and a
+        ``time_budget``: each doubling of the centres the time left allowed,
+        fitted on the first fold's training rows (``n_components``, ``score``
+        on its held-out rows, ``seconds``, ``kept``: scored better than the
+        grid's model there). ``best_params_["n_components"]`` is the last kept.
+    challenger_ : dict or None
+        With ``families="auto"``, a classifier, a ``time_budget`` and a winner
+        of another family: the exact SVM as a challenger (``params``), at its
+        best configuration of the family screen (see ``halving``), else or
+        where that one is predicted too slow at its defaults (C=1, the searched
+        kernel's reference gamma). Its cost measured on growing subsamples
+        (``exponent``, ``predicted_fold_s``, ``predicted_refit_s``); where
+        both fit the time left, its first-fold ``score`` against the winner's
+        (``winner_score``); ``won``: it was refitted instead.
+    halving_ : list of dict or None
+        With ``halving``: each screening round's ``stage`` ("families" or
+        "gammas"), family, rows, gammas tried and kept, best score (and for
+        the family screen the best parameters) and seconds.
+    search_time_, refit_time_ : float
+        Seconds.
+    classes_ : ndarray
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_moons
+    >>> from kernelscale import KernelClassifierCV
+    >>> X, y = make_moons(200, noise=0.2, random_state=0)
+    >>> search = KernelClassifierCV(random_state=0).fit(X, y)
+    >>> search.best_params_["family"], search.best_score_ > 0.9
+    ('exact-svm', True)
+    """
+
+    _task = "classifier"
+    _parameter_constraints = {
+        **KernelSearch._parameter_constraints,
+        "Cs": [None, "array-like"],
+        "alphas": [None, "array-like"],
+        "class_weight": [None, "dict", Options("balanced")],
+        "multiclass": [Options("ovo", "ovr")],
+        "break_ties": ["boolean"],
+        "probability": ["boolean"],
+    }
+
+    def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
+                 n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
+                 break_ties=False, probability=False, halving="auto", learn_widths="auto",
+                 dtype=None, time_budget=None, memory_budget=None, n_jobs=None,
+                 random_state=None, verbose=0):
+        self.families = families
+        self.gamma_factors = gamma_factors
+        self.Cs = Cs
+        self.alphas = alphas
+        self.n_components = n_components
+        self.cv = cv
+        self.scoring = scoring
+        self.class_weight = class_weight
+        self.multiclass = multiclass
+        self.break_ties = break_ties
+        self.probability = probability
+        self.halving = halving
+        self.learn_widths = learn_widths
+        self.dtype = dtype
+        self.time_budget = time_budget
+        self.memory_budget = memory_budget
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y, sample_weight=None):
+        """Search the grid and refit the best configuration on every row.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : KernelClassifierCV
+        """
+        return self._common_fit(X, y, sample_weight, classifier=True)
+
+    def _penalties(self, n):
+        return {"Cs": check_grid("Cs", self.Cs, default=DEFAULT_CS),
+                "alphas": check_grid("alphas", self.alphas, default=default_alphas(n))}
+
+    def _classifier_settings(self):
+        return {"class_weight": self.class_weight, "multiclass": self.multiclass,
+                "break_ties": self.break_ties, "probability": self.probability}
+
+    def _best_model(self, p, s):
+        return classifier_model(p, s), {}
+
+    def decision_function(self, X):
+        """Decision values of ``best_estimator_``."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    def _has_probability(self):
+        return self.probability
+
+    @available_if(_has_probability)
+    def predict_proba(self, X):
+        """Class probabilities of ``best_estimator_`` (``probability=True``): Platt's
+        sigmoid fitted on the decision values of held-out folds of its refit.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict_proba(X)

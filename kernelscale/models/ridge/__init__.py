@@ -1,0 +1,11 @@
+"""Nystrom kernel ridge regression solved by FALKON (preconditioned CG on m centres)."""
+
+from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier
+from ._falkon_settings import FLOAT32_PENALTY_FLOOR, auto_n_components
+
+__all__ = [
+    "FLOAT32_PENALTY_FLOOR",
+    "NystromKernelRidge",
+    "NystromKernelRidgeClassifier",
+    "auto_n_components",
+]
