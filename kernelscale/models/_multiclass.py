@@ -1,4 +1,5 @@
-"""Labels, class weights and the binary problems shared by the classifiers.
+"""Labels, class-weight documentation and scores shared by the classifiers (the weights
+themselves and the binary problems are solver plumbing: ``kernelscale.solvers``).
 
 ``class_weight`` has two balancing modes, one name each, the same in every
 estimator that offers them:

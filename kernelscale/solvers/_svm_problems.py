@@ -1,4 +1,5 @@
-"""The binary problems of a multiclass kernel SVM: one-vs-rest, one-vs-one, and the vote."""
+"""The binary problems of a classifier: class weights, one-vs-rest and one-vs-one problems,
+and the one-vs-one vote (the exact SVM, its search, and the models that train per class)."""
 
 from __future__ import annotations
 
