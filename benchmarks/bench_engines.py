@@ -1,0 +1,93 @@
+"""SMO's two decompositions on the same kernel matrices: why both are kept.
+
+``smo`` (working sets of up to 256 variables, over the rows protocol: a row cache or a
+matrix held whole) serves the row route and the SVR / one-class duals; ``smo_dense``
+(LIBSVM's pair SMO, compiled whole, with its own shrinking) serves a matrix held whole,
+the one-vs-one pairs of ``KernelSVC`` and the search's C paths. This runs every
+one-vs-one problem of a multiclass set through both, on the same float32 matrix and
+the same tolerance, and reports seconds (medians of --repeats, interleaved), pair
+updates and the summed dual objectives (equal: the same optimum).
+
+Usage::
+
+    python benchmarks/bench_engines.py [--datasets mnist10k classes26] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from _common import load_line, machine_state, save
+from sklearn.datasets import make_classification
+
+from kernelscale.datasets import load_mnist10k
+from kernelscale.kernels import make_kernel
+from kernelscale.solvers import MatrixCache, MatrixRows, ovo_problems, smo, smo_dense, submatrix
+
+
+def _data(name):
+    if name == "mnist10k":  # the shapes experiment's MNIST-10k training rows, C = 10
+        X, y, _, _ = load_mnist10k()
+        return np.asarray(X[:8000], dtype=np.float64), y[:8000], 10.0
+    # the shapes experiment's 26 classes x 16 features x 16,000 rows, C = 1
+    X, y = make_classification(20_000, n_features=16, n_informative=12, n_classes=26,
+                               n_clusters_per_class=1, random_state=0)
+    return X[:16_000], y[:16_000], 1.0
+
+
+def _solve_all(engine, K, problems, C):
+    start = time.perf_counter()
+    updates, objective = 0, 0.0
+    for members, y_pm, c_bounds in problems:
+        block = K if members is None else submatrix(K, members)
+        if engine == "smo (working sets, rows protocol)":
+            rows = MatrixRows(block, block.shape[0], 2**26)
+            res = smo(rows, MatrixCache(rows), y_pm, C * c_bounds, tol=1e-3)
+        else:
+            res = smo_dense(block, y_pm, C * c_bounds, tol=1e-3)
+        updates += res["n_iter"]
+        objective += res["objective"]
+    return time.perf_counter() - start, updates, objective
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["mnist10k", "classes26"],
+                        choices=["mnist10k", "classes26"])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    before = machine_state()
+    print(before)
+    engines = ["smo (working sets, rows protocol)", "smo_dense (pairs, compiled)"]
+    records = {}
+    for name in args.datasets:
+        X, y, C = _data(name)
+        classes, y_index = np.unique(y, return_inverse=True)
+        K = make_kernel("rbf", X, gamma="scale").gram(X, dtype=np.float32)
+        problems = list(ovo_problems(None, classes, y_index, np.ones(len(y))))
+        runs = {e: [] for e in engines}
+        for _ in range(args.repeats):
+            for engine in engines:  # interleaved
+                runs[engine].append(_solve_all(engine, K, problems, C))
+        records[name] = {}
+        for engine in engines:
+            seconds = [r[0] for r in runs[engine]]
+            records[name][engine] = {"seconds": float(np.median(seconds)), "runs_s": seconds,
+                                     "pair_updates": runs[engine][0][1],
+                                     "objective_sum": runs[engine][0][2]}
+            print(f"{name}, {len(problems)} problems, {engine}: {np.median(seconds):.2f} s "
+                  f"(runs {', '.join(f'{s:.2f}' for s in seconds)}), "
+                  f"{runs[engine][0][1]} pair updates, objectives {runs[engine][0][2]:.6f}",
+                  flush=True)
+        ratio = records[name][engines[0]]["seconds"] / records[name][engines[1]]["seconds"]
+        records[name]["ratio_working_sets_over_pairs"] = ratio
+        print(f"{name}: working sets / pairs = {ratio:.2f}", flush=True)
+    after = machine_state()
+    print(load_line(before, after))
+    print(f"results: {save('engines', {'before': before, 'after': after, 'records': records})}")
+
+
+if __name__ == "__main__":
+    main()
