@@ -94,7 +94,8 @@ def test_float32_search_does_not_search_penalties_it_cannot_refit():
     with pytest.warns(UserWarning, match="below float32's floor"):
         search = KernelRegressorCV(alphas=[n * 1e-9, n * 1e-7, n * 1e-5],
                                    gamma_factors=[0.5, 2], n_components=600, cv=3,
-                                   dtype="float32", random_state=0).fit(X, y)
+                                   dtype="float32", learn_widths=False,
+                                   random_state=0).fit(X, y)
     assert {p["alpha"] for p in search.cv_results_["params"]} == {n * 1e-5}
     assert search.best_estimator_.dtype == "float32"
     assert search.score(X_test, y_test) > search.best_score_ - 0.01
@@ -423,3 +424,17 @@ def test_penalties_whose_float64_refit_cannot_keep_its_kernel_are_not_searched()
                               random_state=0).fit(X, y)
     assert min(p["alpha"] for p in roomy.cv_results_["params"]) < \
         FLOAT32_PENALTY_FLOOR * len(y)
+
+
+def test_penalties_no_float32_fit_can_use_are_refused_before_the_widths(monkeypatch):
+    # regression: with every alpha below float32's floor the search learned the widths
+    # first (9 s on 5,000 rows) and only then said the alphas could not be used
+    from kernelscale.model_selection import _search
+
+    monkeypatch.setattr(_search.KernelSearch, "_learn_widths",
+                        lambda *a, **k: pytest.fail("the widths were learned first"))
+    X, y, _, _ = _smooth_regression()
+    with pytest.raises(ValueError, match="Every alpha is below float32's floor"):
+        KernelRegressorCV(alphas=[len(y) * 1e-9], dtype="float32").fit(X, y)
+    with pytest.raises(ValueError, match="alphas holds"):
+        KernelRegressorCV(alphas=[-1.0]).fit(X, y)

@@ -111,6 +111,13 @@ class KernelSearch(BaseEstimator):
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; the data "
                                  "have 1 class.")
             data["classes"] = self.classes_
+        # the penalty grids are checked before any long work (the widths take minutes):
+        # a bad grid, or float32 with every given alpha below its floor, is one line now
+        given = self._penalties(n)
+        if self.dtype == "float32" and self.alphas is not None:
+            floor = FLOAT32_PENALTY_FLOOR * float(sw.sum())
+            if np.all(given["alphas"] < floor):
+                representable_alphas(given["alphas"], "float32", float(sw.sum()), given=True)
         if self.halving is True and not isinstance(self.cv, (int, np.integer)):
             raise ValueError("halving=True draws its own folds on each subsample: give cv as "
                              "a number of folds.")
