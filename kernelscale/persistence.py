@@ -74,12 +74,14 @@ class _moved_modules:
     def __enter__(self):
         import importlib
 
+        # the new homes are imported before the lock: a failing import leaves no lock held
+        homes_of = {old: [importlib.import_module(name) for name in new]
+                    for old, new in MOVED_MODULES.items()}
         _ALIASES_LOCK.acquire()
         self.added = []
-        for old, new in MOVED_MODULES.items():
+        for old, homes in homes_of.items():
             if old in sys.modules:
                 continue
-            homes = [importlib.import_module(name) for name in new]
             stand_in = types.ModuleType(old)
 
             def lookup(name, homes=homes, old=old):

@@ -113,11 +113,12 @@ class KernelSearch(BaseEstimator):
             data["classes"] = self.classes_
         # the penalty grids are checked before any long work (the widths take minutes):
         # a bad grid, or float32 with every given alpha below its floor, is one line now
-        given = self._penalties(n)
+        penalties = self._penalties(n)
         if self.dtype == "float32" and self.alphas is not None:
             floor = FLOAT32_PENALTY_FLOOR * float(sw.sum())
-            if np.all(given["alphas"] < floor):
-                representable_alphas(given["alphas"], "float32", float(sw.sum()), given=True)
+            if np.all(penalties["alphas"] < floor):  # (raises; some below only warn, later)
+                representable_alphas(penalties["alphas"], "float32", float(sw.sum()),
+                                     given=True)
         if self.halving is True and not isinstance(self.cv, (int, np.integer)):
             raise ValueError("halving=True draws its own folds on each subsample: give cv as "
                              "a number of folds.")
@@ -154,7 +155,7 @@ class KernelSearch(BaseEstimator):
                 exact_plan)
         else:
             self.family_choice_ = f"families given: {', '.join(families)}"
-        space.update(self._penalties(n))
+        space.update(penalties)
         n_train = min(len(tr) for tr, _ in folds)
         space["n_components"] = (int(self.n_components) if self.n_components is not None else
                                  min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
