@@ -314,3 +314,27 @@ def test_solver_constants_come_from_one_settings_object_per_solver():
                        if p.name != "_settings.py")
     for literal in ("= 0.2\n", "= 0.8\n", "= 4.0\n", "= 1e-12", "= 2**24", "= 1 << 18"):
         assert literal not in source, f"a constant {literal.strip()} outside _settings.py"
+
+
+def test_smo_has_one_pair_solver_and_one_set_of_rules():
+    # issue 37: the pair step, the second-order pair selection, the violation and the
+    # shrinking rule were written once per engine (the working-set block solver, the
+    # whole-matrix solver); every working set now goes through the one pair solver
+    import re
+
+    smo_dir = PACKAGE / "solvers" / "smo"
+    sources = {p.name: p.read_text() for p in smo_dir.glob("*.py")}
+
+    def sites(pattern):
+        return sorted(name for name, text in sources.items()
+                      for _ in re.finditer(pattern, text))
+
+    assert sites(r"(?<!def )pair_step\(") == ["_dense_compiled.py"]  # its one call
+    assert sites(r"gain = -diff \* diff") == ["_dense_compiled.py"]
+    assert sites(r"def (solve_pairs|solve_block|shrink_marks|violation_bounds)\b") == [
+        "_dense_compiled.py"] * 3
+    # the decompositions (working sets, the whole matrix, the C paths, explicit features)
+    # call that solver; none carries a loop of pair updates of its own
+    for name in ("_solver.py", "_dense.py", "_path_compiled.py", "_linear.py"):
+        assert "solve_pairs(" in sources[name], name
+    assert "shrink_marks(" in sources["_solver.py"]

@@ -1,19 +1,25 @@
-"""The exact SVM dual by SMO.
+"""The exact SVM dual by SMO: one decomposition around one pair solver.
 
-Two decompositions, one set of rules:
+LIBSVM has one ``Solver`` over an abstract ``QMatrix``; here:
 
-- :func:`smo` (``_solver``): working sets of up to ``working_set_size`` variables, over
-  the rows protocol of ``_protocol`` (kernel rows computed by GEMM into an LRU cache,
-  ``_rows``, or read from a matrix held whole, ``_matrix_rows``); the SVR and one-class
-  duals (``_variants``) run through it.
-- :func:`smo_dense` / :func:`smo_dense_path` (``_dense``): LIBSVM's pair SMO compiled
-  whole on a matrix held whole, for ``KernelSVC``'s one-vs-one pairs and the search's C
-  paths. On the same matrices it is 1.46-1.55x faster than :func:`smo` (MNIST-10k's 45
-  pairs, the 26-class set's 325; ``benchmarks/bench_engines.py``), and it cannot run
-  through a row cache: both are kept.
-
-They share the intercept (``solution_summary``), the warm start along C
-(``scaled_is_better``), the compiled pair step and their constants (``_settings``).
+- :func:`smo` (``_solver``) is the decomposition, over the rows protocol of
+  ``_protocol``. It picks the working set: the whole problem when its store holds
+  the problem's kernel matrix (``RowStore.whole``: a matrix held whole, one row per
+  variable), otherwise up to ``working_set_size`` variables at a time, whose rows
+  come from an LRU cache filled by GEMM (``_rows``) or from a matrix (SVR's ``2 n``
+  variables over ``n`` rows, ``_variants``).
+- ``solve_pairs`` (``_dense_compiled``) is the pair solver every working set goes
+  through: LIBSVM's second-order pair selection and analytic step, compiled, and
+  LIBSVM's shrinking (by compaction) when the working set is the whole problem.
+- The rules are written once and shared: which variables may move and the maximal
+  violation (``set_flags``, ``violation_bounds``), which to shrink
+  (``shrink_marks``), rho (``solution_summary``), the warm start along C
+  (``scaled_is_better``), and the constants (``_settings``).
+- :func:`smo_dense` is :func:`smo` on a matrix given as an array, with its gradient
+  returned; :func:`smo_dense_path` runs the whole-problem case for every fold and
+  every C of a search in one compiled call (``_path_compiled``); ``linear_one_class``
+  (``_linear``) is the decomposition over explicit features, whose gradient is
+  ``Z w`` and never a kernel row.
 """
 
 from ._dense import DenseWorkspace, scaled_start, smo_dense, smo_dense_path, submatrix

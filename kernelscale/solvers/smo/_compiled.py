@@ -1,4 +1,4 @@
-"""The compiled inner loops of SMO: the working-set sub-problem and the gradient update."""
+"""The compiled loops of SMO's working sets: the pair step, the gradient update, block gathers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from ..._parallel import parallel_guard
 from ._settings import SMO_SETTINGS
 
-__all__ = ["solve_block", "update_gradient", "gather_block", "pair_step", "rows_dot", "TAU"]
+__all__ = ["update_gradient", "gather_block", "pair_step", "rows_dot", "TAU"]
 
 TAU = SMO_SETTINGS.tau  # a non-positive curvature's stand-in (frozen by numba)
 
@@ -58,58 +58,6 @@ def pair_step(kii, kjj, kij, yi, yj, ai, aj, gi, gj, ci, cj):  # pragma: no cove
             ai = 0.0
             aj = total
     return ai, aj
-
-
-@numba.njit(cache=True)
-def solve_block(K, y, alpha, G, C, eps, max_iter):  # pragma: no cover - compiled
-    """SMO with second-order pair selection on one working set (in place).
-
-    ``K`` is the q x q kernel block, ``G`` the gradient restricted to the block.
-    Returns the number of pair updates.
-    """
-    q = y.size
-    for it in range(max_iter):
-        g_max = -np.inf
-        i = -1
-        for t in range(q):
-            up = alpha[t] < C[t] if y[t] > 0 else alpha[t] > 0.0
-            if up:
-                v = -y[t] * G[t]
-                if v >= g_max:
-                    g_max = v
-                    i = t
-        if i < 0:
-            return it
-        g_max2 = -np.inf
-        j = -1
-        best = np.inf
-        for t in range(q):
-            low = alpha[t] > 0.0 if y[t] > 0 else alpha[t] < C[t]
-            if not low:
-                continue
-            v = y[t] * G[t]
-            if v >= g_max2:
-                g_max2 = v
-            diff = g_max + v
-            if diff > 0.0:
-                curv = K[i, i] + K[t, t] - 2.0 * K[i, t]
-                if curv <= 0.0:
-                    curv = TAU
-                gain = -diff * diff / curv
-                if gain <= best:
-                    best = gain
-                    j = t
-        if j < 0 or g_max + g_max2 < eps:
-            return it
-        ai, aj = pair_step(K[i, i], K[j, j], K[i, j], y[i], y[j], alpha[i], alpha[j],
-                            G[i], G[j], C[i], C[j])
-        di = (ai - alpha[i]) * y[i]
-        dj = (aj - alpha[j]) * y[j]
-        alpha[i] = ai
-        alpha[j] = aj
-        for t in range(q):
-            G[t] += y[t] * (K[i, t] * di + K[j, t] * dj)
-    return max_iter
 
 
 @parallel_guard

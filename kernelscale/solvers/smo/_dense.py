@@ -1,9 +1,11 @@
-"""SMO on a kernel matrix held whole: LIBSVM's pair updates, warm-started, no cache to manage.
+"""SMO's whole-problem working set: the pair solver on a kernel matrix held whole.
 
 When the training kernel matrix is in memory (a grid search computes it once
-per gamma and cuts every fold and class pair out of it), the working-set
-machinery of :func:`smo` has nothing to save: each pair update reads two rows
-of the matrix. This runs LIBSVM's algorithm directly on the matrix (second-order
+per gamma and cuts every fold and class pair out of it), batching working sets
+has nothing to save: each pair update reads two rows of the matrix. :func:`smo`
+then takes the whole problem as its one working set (:func:`solve_whole`), and
+this module's functions give the same case on arrays. The pair solver runs
+LIBSVM's algorithm directly on the matrix (second-order
 pair selection, Fan, Chen & Lin 2005) in compiled code, and starts from any
 feasible point: a solution for a smaller ``C`` is feasible for a larger one
 (alpha seeding, DeCoste & Wagstaff 2000), so a path of increasing ``C`` costs
@@ -23,16 +25,18 @@ from ._dense_compiled import (
     outside_box,
     scaled_is_better,
     solution_summary,
-    solve_dense,
+    solve_pairs,
     take_block,
     take_serial,
 )
 from ._path_compiled import solve_path
 from ._settings import SMO_SETTINGS
 
-__all__ = ["DenseWorkspace", "scaled_start", "smo_dense", "smo_dense_path", "submatrix"]
+__all__ = ["DenseWorkspace", "scaled_start", "smo_dense", "smo_dense_path", "solve_whole",
+           "submatrix"]
 
 _PARALLEL_GATHER = SMO_SETTINGS.parallel_gather
+_PROGRESS_PAIRS = SMO_SETTINGS.progress_pairs
 
 
 class DenseWorkspace:
@@ -143,8 +147,7 @@ def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, wa
             G = np.array(gradient0, dtype=np.float64)
         else:
             G = y * rows_dot(K, alpha * y) - 1.0  # float64 sums of the float32 matrix
-    # the compaction buffer is allocated by the first compaction that pays
-    n_iter = solve_dense(K, y, alpha, G, C, float(tol), int(max_iter), np.empty(0, K.dtype))
+    n_iter = solve_whole(K, y, alpha, G, C, np.full(n, -1.0), tol=tol, max_iter=max_iter)
     # one compiled pass: a grid search calls this ~10^5 times on small problems
     gap, rho, objective = solution_summary(y, G, alpha, C)
     converged = bool(gap < tol) or n_iter < max_iter
@@ -153,6 +156,56 @@ def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, wa
                       f"tol={tol}; raise max_iter (or tol).", ConvergenceWarning, stacklevel=2)
     return {"alpha": alpha, "intercept": -rho, "objective": objective, "n_iter": int(n_iter),
             "converged": converged, "gap": float(gap), "gradient": G}
+
+
+def solve_whole(K, y, alpha, G, C, p, *, tol, max_iter, shrinking=True, monitor=None,
+                work_bytes=None):
+    """Run SMO's pair solver on the whole problem held in ``K``; ``alpha``, ``G`` in place.
+
+    The one working set of :func:`smo` when its store holds the problem's matrix,
+    and all of :func:`smo_dense`. With a ``monitor`` the solver runs
+    ``SMO_SETTINGS.progress_pairs * n`` pair updates at a time and reports its gap
+    after each (a progress bar's); each such call starts its shrinking afresh,
+    which costs one rebuild of the shrunk gradients per call.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n), C-contiguous
+    y, alpha, G, C, p : ndarray of shape (n,), float64
+        Labels, dual variables, gradient ``Q alpha + p``, bounds, linear term.
+    tol : float
+    max_iter : int
+    shrinking : bool, default=True
+    monitor : callable, default=None
+        ``monitor(n_calls, gap, n)``.
+    work_bytes : int, default=None
+        Memory for shrinking's compacted blocks (a smaller block than fits is not
+        compacted); None: as much as the largest needs (``floor(0.8 n)^2`` entries).
+
+    Returns
+    -------
+    n_iter : int
+        Pair updates.
+    """
+    n = y.size
+    # untouched pages of the buffer cost no memory: only a compaction that pays fills them
+    largest = DenseWorkspace.sizes(n)[1]
+    work = np.empty(largest if work_bytes is None
+                    else min(largest, int(work_bytes) // K.itemsize), K.dtype)
+    if monitor is None:
+        return int(solve_pairs(K, y, alpha, G, C, p, float(tol), int(max_iter), work,
+                               bool(shrinking)))
+    step = max(_PROGRESS_PAIRS * n, 1000)
+    done = calls = 0
+    while done < max_iter:
+        chunk = min(step, max_iter - done)
+        steps = int(solve_pairs(K, y, alpha, G, C, p, float(tol), chunk, work, bool(shrinking)))
+        done += steps
+        calls += 1
+        monitor(calls, float(solution_summary(y, G, alpha, C)[0]), n)
+        if steps < chunk:
+            break
+    return done
 
 
 def submatrix(K, rows, columns=None):

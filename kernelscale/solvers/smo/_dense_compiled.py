@@ -1,6 +1,12 @@
-"""Compiled SMO on a kernel matrix held whole, with LIBSVM's shrinking done by compaction.
+"""SMO's one pair solver, compiled, and the rules every decomposition shares.
 
-The state is kept in a permuted order whose first ``m`` positions are the
+``solve_pairs`` solves every working set :func:`smo` picks: the ``q x q`` block of
+a batch, or the whole problem's matrix, where it also shrinks by compaction.
+``set_flags``, ``violation_bounds`` and ``shrink_marks`` are the rules the
+working-set decomposition applies between its batches; ``solution_summary``
+gives rho, ``scaled_is_better`` the warm start along C.
+
+On the whole problem the state is kept in a permuted order whose first ``m`` positions are the
 working set, and the working set's kernel block ``Kw`` is a contiguous copy, so
 that every scan of an update (the two selections, the gradient update) is a
 straight, branch-light pass over contiguous memory. Variables that shrinking
@@ -20,8 +26,8 @@ from ..._parallel import parallel_guard
 from ._compiled import TAU, pair_step
 from ._settings import SMO_SETTINGS
 
-__all__ = ["COMPACT_KEEP", "solve_dense", "take_block", "take_serial", "solution_summary",
-           "outside_box"]
+__all__ = ["COMPACT_KEEP", "solve_pairs", "take_block", "take_serial", "solution_summary",
+           "outside_box", "set_flags", "violation_bounds", "shrink_marks"]
 
 # numba freezes module constants at compile time (SMOSettings says why each value)
 COMPACT_KEEP = SMO_SETTINGS.compact_keep
@@ -71,18 +77,19 @@ def _reorder(order, perm, y, alpha, C, F, diag, up, low):  # pragma: no cover - 
 
 
 @numba.njit(cache=True, nogil=True)
-def _reconstruct(K, perm, y, alpha, C, F, m):  # pragma: no cover - compiled
+def _reconstruct(K, perm, y, alpha, C, F, p, m):  # pragma: no cover - compiled
     """The exact scores of the positions ``m..n`` (outside the working set).
 
-    Variables with ``C = 0`` are not part of the problem (rows left out of a
-    cross-validation fold): their scores are not computed.
+    ``p`` is the linear term in the original order. Variables with ``C = 0`` are
+    not part of the problem (rows left out of a cross-validation fold): their
+    scores are not computed.
     """
     n = y.size
     rebuild = np.empty(n - m, dtype=np.intp)
     k = 0
     for a in range(m, n):
         if C[a] > 0.0:
-            F[a] = y[a]
+            F[a] = -y[a] * p[perm[a]]
             rebuild[k] = a
             k += 1
     rebuild = rebuild[:k]
@@ -96,15 +103,67 @@ def _reconstruct(K, perm, y, alpha, C, F, m):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover - compiled
-    """SMO (second-order pair selection) on the whole matrix ``K``, with shrinking.
+def set_flags(y, alpha, C, up, low, m):  # pragma: no cover - compiled
+    """``up`` / ``low`` (LIBSVM's ``I_up`` / ``I_low``) of the first ``m`` variables."""
+    for t in range(m):
+        _flags(y, alpha, C, up, low, t)
 
-    ``alpha0`` and ``G0`` (the gradient ``Q alpha - 1`` at ``alpha0``) are
-    updated in place; variables with ``C0 = 0`` stay at 0 and their gradient is
-    not kept up to date. ``work`` (1-D, ``K``'s dtype) holds the compacted
-    block where it is large enough (``0.64 n^2`` entries always are); a fresh
-    array costs its page faults on first touch. Returns the number of pair
-    updates.
+
+@numba.njit(cache=True, nogil=True)
+def violation_bounds(F, up, low, m):  # pragma: no cover - compiled
+    """``(g_up, g_low)``: the largest score ``F = -y G`` that may go up, the largest
+    ``-F`` that may go down, over the first ``m`` variables; their sum is the
+    maximal violation, SMO's one stopping test (LIBSVM's ``eps``)."""
+    g_up = -np.inf
+    g_low = -np.inf
+    for t in range(m):
+        if up[t] and F[t] > g_up:
+            g_up = F[t]
+        if low[t] and -F[t] > g_low:
+            g_low = -F[t]
+    return g_up, g_low
+
+
+@numba.njit(cache=True, nogil=True)
+def shrink_marks(F, up, low, C, m, g_up, g_low, keep):  # pragma: no cover - compiled
+    """SMO's one shrinking rule (LIBSVM's ``be_shrunk``); returns how many are kept.
+
+    ``keep[t]`` is False for a variable at a bound on the side no violating pair
+    moves: one that may only go up whose score is below every down-mover's
+    (``-F > g_low``), one that may only go down whose score is above every
+    up-mover's (``F > g_up``), and one outside the problem (``C = 0``, a row left
+    out of a fold). The whole-matrix solver compacts its block to the kept
+    variables, the working-set solver its cached rows.
+    """
+    n_keep = 0
+    for t in range(m):
+        out = C[t] <= 0.0
+        if out:
+            pass
+        elif not up[t]:
+            out = F[t] > g_up
+        elif not low[t]:
+            out = -F[t] > g_low
+        keep[t] = not out
+        n_keep += not out
+    return n_keep
+
+
+@numba.njit(cache=True, nogil=True)
+def solve_pairs(K, y0, alpha0, G0, C0, p, eps, max_iter, work, shrink):  # pragma: no cover
+    """SMO's pair solver (second-order pair selection) on the matrix ``K``.
+
+    Every problem SMO solves ends here: the whole problem when its matrix is held
+    (the matrix route, the search's paths, a one-class SVM on a matrix), or the
+    ``q x q`` block of one working set of :func:`smo`. ``alpha0`` and ``G0`` (the
+    gradient ``Q alpha + p`` at ``alpha0``) are updated in place; variables with
+    ``C0 = 0`` stay at 0 and their gradient is not kept up to date. ``p`` is the
+    linear term (``-1`` for the classifier). With ``shrink``, LIBSVM's shrinking,
+    by compaction into ``work`` (1-D, ``K``'s dtype), the caller's memory: a block
+    that does not fit it is not compacted (``floor(0.8 n)^2`` entries always fit;
+    reused, the buffer spares each call the page faults of a fresh one). A working
+    set's block is solved without (the decomposition around it shrinks). Returns
+    the number of pair updates.
     """
     n = y0.size
     perm = np.arange(n)
@@ -117,8 +176,8 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover
         diag[t] = K[t, t]
     up = np.empty(n, dtype=np.bool_)
     low = np.empty(n, dtype=np.bool_)
-    for t in range(n):
-        _flags(y, alpha, C, up, low, t)
+    set_flags(y, alpha, C, up, low, n)
+    keep = np.empty(n, dtype=np.bool_)
     Kw = K
     m = n
     period = min(n, 1000)
@@ -127,36 +186,18 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover
     it = 0
     while it < max_iter:
         counter -= 1
-        if counter == 0:
+        if shrink and counter == 0:
             counter = period
-            g_up = -np.inf
-            g_low = -np.inf
-            for t in range(m):
-                if up[t] and F[t] > g_up:
-                    g_up = F[t]
-                if low[t] and -F[t] > g_low:
-                    g_low = -F[t]
+            g_up, g_low = violation_bounds(F, up, low, m)
             if not unshrunk and g_up + g_low <= 10.0 * eps:
                 unshrunk = True
                 if m < n:
-                    _reconstruct(K, perm, y, alpha, C, F, m)
+                    _reconstruct(K, perm, y, alpha, C, F, p, m)
                     _reorder(np.argsort(perm), perm, y, alpha, C, F, diag, up, low)
                     Kw = K
                     m = n
-            # LIBSVM's be_shrunk: at a bound, on the side no violating pair moves
-            keep = np.empty(m, dtype=np.bool_)
-            n_keep = 0
-            for t in range(m):
-                out = C[t] <= 0.0  # not in the problem (a row outside the fold)
-                if out:
-                    pass
-                elif not up[t]:
-                    out = F[t] > g_up
-                elif not low[t]:
-                    out = -F[t] > g_low
-                keep[t] = not out
-                n_keep += not out
-            if (n_keep <= COMPACT_KEEP * m and n_keep >= 2
+            n_keep = shrink_marks(F, up, low, C, m, g_up, g_low, keep)
+            if (n_keep <= COMPACT_KEEP * m and n_keep >= 2 and work.size >= n_keep * n_keep
                     and 3.0 * (m - n_keep) * it >= _COPY_COST * n_keep * n_keep):
                 order = np.empty(n, dtype=np.intp)
                 k = 0
@@ -172,8 +213,6 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover
                     order[t] = t
                 _reorder(order, perm, y, alpha, C, F, diag, up, low)
                 m = n_keep
-                if work.size < m * m:
-                    work = np.empty(m * m, dtype=K.dtype)
                 Kw = work[:m * m].reshape((m, m))
                 take_serial(K, perm[:m], perm[:m], Kw)
         g_max = -np.inf
@@ -206,7 +245,7 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover
             if m == n:
                 break
             # the working set is optimal: check the whole problem, as LIBSVM does
-            _reconstruct(K, perm, y, alpha, C, F, m)
+            _reconstruct(K, perm, y, alpha, C, F, p, m)
             _reorder(np.argsort(perm), perm, y, alpha, C, F, diag, up, low)
             Kw = K
             m = n
@@ -226,7 +265,7 @@ def solve_dense(K, y0, alpha0, G0, C0, eps, max_iter, work):  # pragma: no cover
         for t in range(m):
             F[t] -= Ki[t] * di + Kj[t] * dj
     if m < n:
-        _reconstruct(K, perm, y, alpha, C, F, m)
+        _reconstruct(K, perm, y, alpha, C, F, p, m)
     for a in range(n):
         alpha0[perm[a]] = alpha[a]
         G0[perm[a]] = -y[a] * F[a]

@@ -16,11 +16,13 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ._compiled import solve_block
+from ._dense_compiled import solve_pairs
 from ._solver import _select, _violation, intercept_from_gradient
 from ._variants import one_class_start
 
 __all__ = ["linear_one_class"]
+
+_NO_WORK = np.empty(0)  # blocks are solved without compaction
 
 
 def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size=512,
@@ -84,7 +86,8 @@ def linear_one_class(Z, nu, C=None, *, tol=1e-3, max_iter=1000, working_set_size
         Zb = Z[ws].astype(np.float64)
         Kb = np.ascontiguousarray(Zb @ Zb.T)
         ab, Gb = alpha[ws].copy(), G[ws].copy()
-        solve_block(Kb, y[ws], ab, Gb, C[ws], max(tol, 0.1 * gap), 10 * ws.size)
+        solve_pairs(Kb, y[ws], ab, Gb, C[ws], np.zeros(ws.size), max(tol, 0.1 * gap),
+                    10 * ws.size, _NO_WORK, False)
         w += Zb.T @ (ab - alpha[ws])
         alpha[ws] = ab
     if not converged:

@@ -95,6 +95,15 @@ class MatrixCache:
         self.misses = 0
         self._order, self._columns = None, None
 
+    def whole(self):
+        """The problem's kernel matrix when each variable is its own row, else None.
+
+        Then :func:`smo` takes the whole problem as its one working set and runs the
+        pair solver on the matrix directly; SVR's ``2 n`` variables over ``n`` rows
+        are solved in working sets gathered from it.
+        """
+        return self.rows.K if self.rows.n == self.rows.n_points else None
+
     def fetch(self, indices):
         """The matrix rows of the variables ``indices``."""
         self.hits += len(indices)

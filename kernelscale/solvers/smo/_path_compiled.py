@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._dense_compiled import scaled_is_better, solution_summary, solve_dense, take_serial
+from ._dense_compiled import scaled_is_better, solution_summary, solve_pairs, take_serial
 
 __all__ = ["solve_path"]
 
@@ -73,11 +73,12 @@ def solve_path(K, rows, y, weights, Cs, eps, max_iter, alpha, intercept, objecti
         w_f = weights[f][live]
         a = np.zeros(m)
         G = np.full(m, -1.0)
+        p = np.full(m, -1.0)
         for c in range(Cs.size):
             if c > 0:
                 _seed(a, G, Cs[c] / Cs[c - 1])
             bounds = Cs[c] * w_f
-            n_iter[f, c] = solve_dense(Kf, y_f, a, G, bounds, eps, max_iter, work)
+            n_iter[f, c] = solve_pairs(Kf, y_f, a, G, bounds, p, eps, max_iter, work, True)
             g, rho, obj = solution_summary(y_f, G, a, bounds)
             intercept[f, c] = -rho
             objective[f, c] = obj

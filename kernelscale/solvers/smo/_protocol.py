@@ -37,6 +37,9 @@ class KernelRowSource(Protocol):
     n: int
     #: kernel rows computed so far (reported by verbose solvers)
     evaluated: int
+    #: bytes for the temporaries of :meth:`cross` (over a matrix held whole, of the
+    #: pair solver's compacted blocks)
+    memory_budget: int
 
     def block(self, variables: np.ndarray) -> np.ndarray | None:
         """The working set's kernel block (float32, ``len(variables)`` square), or None
@@ -71,6 +74,10 @@ class RowStore(Protocol):
 
     def fetch(self, indices: np.ndarray) -> np.ndarray:
         """The slots of ``storage`` holding the rows of the variables ``indices``."""
+
+    def whole(self) -> np.ndarray | None:
+        """The problem's whole kernel matrix (one row per variable) when the store is it:
+        the working set is then the whole problem; None otherwise."""
 
     def columns_of(self, variables: np.ndarray) -> np.ndarray:
         """The columns of a slot that hold the variables."""

@@ -184,6 +184,10 @@ class RowCache:
         """True when every row fits: nothing is ever evicted."""
         return self.n_slots >= self.rows.n
 
+    def whole(self):
+        """None: rows are computed as the working sets ask for them (never a whole matrix)."""
+        return None
+
     def fetch(self, indices):
         """Return the slots holding the rows of ``indices`` (computing the missing ones)."""
         self.clock += 1

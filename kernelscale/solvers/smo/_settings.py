@@ -50,6 +50,13 @@ class SMOSettings:
         its speed (each batch reads all prepared columns again: a9a's are 16 MB, and
         4 MB batches made its fits slower). The memory planner's
         ``SMO_BATCH_BYTES``, which counts it in every plan.
+    progress_pairs : int
+        With a progress monitor, the whole-matrix solver stops to report its gap
+        every ``progress_pairs * n`` pair updates (at least 1,000); each stop ends
+        its shrinking (the shrunk gradients are rebuilt) and the next call starts
+        it afresh. On a noisy 6,000-row problem over its matrix (C = 100, ~30 n
+        pair updates, medians of 3) the reports cost: 20 n 6% (2 reports), 5 n 11%
+        (6), 2 n 24% (16), 1 n 70% (31); without a monitor the solver never stops.
     block_max_features : int
         Up to this many features a working set's ``q x q`` kernel block is computed
         (2 d flops an entry) rather than gathered from cached rows (a cache miss an
@@ -64,6 +71,7 @@ class SMOSettings:
     parallel_gather: int = 1 << 18
     batch_bytes: int = SMO_BATCH_BYTES
     block_max_features: int = 256
+    progress_pairs: int = 20
 
 
 #: the settings every SMO solver runs with

@@ -1,22 +1,24 @@
-"""The exact SVM dual by SMO on batched working sets, with shrinking and a kernel-row cache.
+"""The exact SVM dual by SMO: the decomposition, its working sets, shrinking and row cache.
 
 The binary dual (LIBSVM's form, ``Q_ij = y_i y_j k(x_i, x_j)``)
 
     min_a  1/2 a^T Q a - e^T a    s.t.  0 <= a_i <= C_i,  y^T a = 0
 
-is solved by decomposition. Each *outer* iteration picks a working set B of
-``q`` variables: half of it the most violating ones (largest ``-y_t G_t`` among
+is solved by decomposition. When the row store holds the problem's kernel
+matrix (``RowStore.whole``), the working set is the whole problem and the pair
+solver runs on the matrix (``_dense``). Otherwise each *outer* iteration picks a
+working set B of ``q`` variables: half of it the most violating ones (largest ``-y_t G_t`` among
 the variables that may go up, smallest among those that may go down; the
 maximal violating pair is always in), half kept from the previous set, as in
 ThunderSVM. The ``q`` kernel rows of B are fetched from an LRU cache, the
 missing ones computed together by one GEMM, and the sub-problem on B is solved
-by SMO with second-order pair selection (Fan, Chen & Lin 2005) on the small
-``q x q`` block. One pass over the cached rows then brings the gradient of all
-active variables up to date. Compared with LIBSVM's one pair per kernel-row
+by the same pair solver (second-order pair selection, Fan, Chen & Lin 2005) on
+the small ``q x q`` block. One pass over the cached rows then brings the
+gradient of all active variables up to date. Compared with LIBSVM's one pair per kernel-row
 fetch, this turns the kernel work into matrix products and most pair updates
 into operations on a block that lives in the CPU cache.
 
-Shrinking (Joachims; LIBSVM's rule) drops variables that sit at a bound and
+Shrinking (Joachims; LIBSVM's rule, ``shrink_marks``) drops variables that sit at a bound and
 whose gradient says they will stay there; when the rows are not shared across
 problems their cached columns are compacted, so that new rows are computed for
 the active columns only. Before declaring optimality, and once when the
@@ -33,14 +35,22 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ...kernels import blas_on_numba_threads
-from ._compiled import gather_block, solve_block, update_gradient
-from ._dense_compiled import solution_summary
+from ._compiled import gather_block, update_gradient
+from ._dense import solve_whole
+from ._dense_compiled import (
+    set_flags,
+    shrink_marks,
+    solution_summary,
+    solve_pairs,
+    violation_bounds,
+)
 from ._protocol import ComputingRowStore
 from ._settings import SMO_SETTINGS
 
 __all__ = ["smo", "dual_objective", "intercept_from_gradient"]
 
 _SHRINK_FRACTION = SMO_SETTINGS.shrink_fraction
+_NO_WORK = np.empty(0)  # a block is solved without compaction: no buffer to give
 
 
 def dual_objective(alpha, G, linear_term=None):
@@ -53,14 +63,14 @@ def dual_objective(alpha, G, linear_term=None):
 
 
 def _violation(y, G, alpha, C, n):
-    """``(m, M)``: the largest ``-y G`` that may go up, the smallest that may go down."""
+    """``(m, M, score, up, low)``: the largest ``-y G`` that may go up, the smallest that
+    may go down (the compiled rules of the pair solver, on the first ``n`` variables)."""
     score = -y[:n] * G[:n]
-    a, c, pos = alpha[:n], C[:n], y[:n] > 0
-    up = np.where(pos, a < c, a > 0)
-    low = np.where(pos, a > 0, a < c)
-    m = score[up].max() if up.any() else -np.inf
-    M = score[low].min() if low.any() else np.inf
-    return m, M, score, up, low
+    up = np.empty(n, dtype=np.bool_)
+    low = np.empty(n, dtype=np.bool_)
+    set_flags(y, alpha, C, up, low, n)
+    g_up, g_low = violation_bounds(score, up, low, n)
+    return g_up, -g_low, score, up, low
 
 
 def _select(score, up, low, keep, q_new):
@@ -86,16 +96,12 @@ def _select(score, up, low, keep, q_new):
 
 
 def _shrinkable(y, G, alpha, C, n, m, M):
-    """LIBSVM's rule: at a bound, and the gradient pushes further into it."""
-    score = -y[:n] * G[:n]
-    a, c, pos = alpha[:n], C[:n], y[:n] > 0
-    at_upper = a >= c
-    at_lower = a <= 0
-    # up-only variables (may go up, not down) with a score below M never enter a
-    # violating pair, and neither do down-only variables with a score above m
-    up_only = np.where(pos, at_lower, at_upper)
-    low_only = np.where(pos, at_upper, at_lower)
-    return (up_only & (score < M)) | (low_only & (score > m))
+    """The first ``n`` variables SMO's one shrinking rule sets aside (``shrink_marks``),
+    by the current gradient and the violation bounds ``m``, ``M`` of the last selection."""
+    _, _, score, up, low = _violation(y, G, alpha, C, n)
+    keep = np.empty(n, dtype=np.bool_)
+    shrink_marks(score, up, low, C, n, m, -M, keep)
+    return ~keep
 
 
 class _State:
@@ -155,7 +161,10 @@ def smo(rows, cache, y, C, *, tol=1e-3, max_iter=-1, working_set_size=256, shrin
     rows : KernelRows
     cache : RowCache or MatrixCache
         Shared by the binary problems of a multiclass fit when it holds every row;
-        a :class:`MatrixCache` reads a kernel matrix held whole.
+        a :class:`MatrixCache` reads a kernel matrix held whole. When that matrix is
+        the problem's (one row per variable), the whole problem is the one working
+        set: the pair solver runs on it with LIBSVM's shrinking, and
+        ``working_set_size`` and ``share_cache`` play no part.
     y : ndarray of shape (n_samples,)
         Labels in {-1, +1} (float64).
     C : ndarray of shape (n_samples,)
@@ -206,6 +215,13 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
     if alpha0 is not None and np.any(alpha > 0):
         sv = np.flatnonzero(alpha > 0)
         G += y * rows.cross(np.arange(n), sv, y[sv] * alpha[sv])
+    matrix = cache.whole()
+    if matrix is not None and matrix.shape[0] == n:
+        # the temporaries' budget of the gradient rebuilds, which this route does
+        # not make, holds the compacted blocks of its shrinking
+        return _whole(matrix, y, C, alpha, G, p, tol=tol, max_iter=max_iter,
+                      shrinking=shrinking, verbose=verbose, monitor=monitor,
+                      work_bytes=rows.memory_budget)
     st = _State(y, C, alpha, G, p)
     # rows are compacted to the active columns only when they are not shared
     # (a store that holds every row, the matrix among them, is never compacted)
@@ -268,7 +284,9 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
             np.copyto(K, block)
         yb, ab, Gb, Cb = st.y[ws], st.alpha[ws].copy(), st.G[ws].copy(), st.C[ws]
         local_eps = max(tol, 0.1 * gap)
-        steps = solve_block(K, yb, ab, Gb, Cb, local_eps, min(10 * ws.size, max_iter - n_iter))
+        # the pair solver, without its own shrinking (this decomposition shrinks)
+        steps = solve_pairs(K, yb, ab, Gb, Cb, st.p[ws], local_eps,
+                            min(10 * ws.size, max_iter - n_iter), _NO_WORK, False)
         n_iter += steps
         delta = ab - st.alpha[ws]
         moved = np.flatnonzero(delta != 0)
@@ -310,6 +328,33 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         "objective": dual_objective(alpha, G, linear_term),
         "n_iter": n_iter, "n_outer": n_outer, "converged": converged, "gap": float(gap),
     }
+
+
+def _whole(K, y, C, alpha, G, p, *, tol, max_iter, shrinking, verbose, monitor, work_bytes):
+    """The whole problem as the one working set: the pair solver on the matrix held whole."""
+    y, C, p = (np.ascontiguousarray(v, dtype=np.float64) for v in (y, C, p))
+    report = monitor
+    if verbose:
+        start_time = time.perf_counter()
+
+        def report(calls, gap, n_active):
+            if monitor is not None:
+                monitor(calls, gap, n_active)
+            print(f"[SMO] whole matrix, call {calls:4d}  gap {gap:.3e}  "
+                  f"{time.perf_counter() - start_time:7.2f} s")
+
+    n_iter = solve_whole(K, y, alpha, G, C, p, tol=tol, max_iter=max_iter, shrinking=shrinking,
+                         monitor=report, work_bytes=work_bytes)
+    gap, rho, _ = solution_summary(y, G, alpha, C)
+    converged = bool(gap < tol) or n_iter < max_iter
+    if not converged:
+        warnings.warn(
+            f"SMO stopped after {n_iter} pair updates with violation {gap:.3g} > tol={tol}; "
+            "raise max_iter (or tol) for an optimal solution.",
+            ConvergenceWarning, stacklevel=4,
+        )
+    return {"alpha": alpha, "intercept": -float(rho), "objective": dual_objective(alpha, G, p),
+            "n_iter": n_iter, "n_outer": 1, "converged": converged, "gap": float(gap)}
 
 
 def intercept_from_gradient(y, G, alpha, C):

@@ -46,6 +46,10 @@ class PairedRows:
     def evaluated(self):
         return self.inner.evaluated
 
+    @property
+    def memory_budget(self):
+        return self.inner.memory_budget
+
     def set_columns(self, columns):
         """Make rows cover the variables ``columns`` (positions in ``0 .. 2n``)."""
         self.columns = np.asarray(columns, dtype=np.intp)
