@@ -298,6 +298,7 @@ def test_solver_constants_come_from_one_settings_object_per_solver():
            for name in ("_compiled", "_dense", "_dense_compiled", "_rows", "_solver")}
     assert smo["_compiled"].TAU == SMO_SETTINGS.tau
     assert smo["_dense"]._PARALLEL_GATHER == SMO_SETTINGS.parallel_gather
+    assert smo["_dense"]._PROGRESS_PAIRS == SMO_SETTINGS.progress_pairs
     assert smo["_dense_compiled"].COMPACT_KEEP == SMO_SETTINGS.compact_keep
     assert smo["_dense_compiled"]._COPY_COST == SMO_SETTINGS.copy_cost
     assert smo["_rows"]._CHUNK_BYTES == SMO_SETTINGS.batch_bytes

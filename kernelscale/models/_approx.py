@@ -19,8 +19,7 @@ from ..feature_maps import FEATURE_MAPS, make_feature_map
 from ..kernels import KERNEL_CONSTRAINTS
 from ._multiclass import linear_scores
 
-__all__ = ["ApproxKernelMixin", "ApproxOneOutput", "APPROX_PARAMS_DOC", "APPROX_CONSTRAINTS",
-           "ONE_OUTPUT_PARAMS_DOC"]
+__all__ = ["ApproxKernelMixin", "ApproxOneOutput", "APPROX_CONSTRAINTS"]
 
 #: The feature-map parameters every approximate-kernel estimator shares.
 APPROX_CONSTRAINTS = {
@@ -34,25 +33,6 @@ APPROX_CONSTRAINTS = {
     "memory_budget": ["memory"],
     "random_state": ["random_state"],
 }
-
-APPROX_PARAMS_DOC = """feature_map : str or transformer, default="nystroem"
-        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
-        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
-        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
-        any transformer (cloned and used as is; ``n_components``, ``kernel``,
-        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
-    n_components : int, default=1000
-        Size of the feature map (landmarks for Nystroem).
-    kernel : str, default="rbf"
-        Kernel the map approximates.
-    gamma : {"scale", "auto"} or float, default="scale"
-    degree : int, default=3
-        Polynomial kernel degree.
-    coef0 : float, default=0.0
-        Polynomial kernel constant.
-    dtype : {"float32", "float64"}, default="float32"
-        dtype of the features; float32 halves memory and doubles BLAS speed."""
-
 
 class ApproxKernelMixin:
     """Builds ``feature_map_`` from the estimator's parameters and maps rows in blocks."""
@@ -142,15 +122,6 @@ class ApproxKernelMixin:
     def _more_tags_sparse(self, tags):
         tags.input_tags.sparse = True
         return tags
-
-
-ONE_OUTPUT_PARAMS_DOC = """memory_budget : int, default=None
-        Bytes for row-block temporaries (features at predict time included).
-    verbose : int, default=0
-        1: a progress bar of the solver's convergence; 2 and more: the one-class
-        solver's lines.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the feature map (and the coordinate order of the SVR solver)."""
 
 
 class ApproxOneOutput(ApproxKernelMixin, BaseEstimator):

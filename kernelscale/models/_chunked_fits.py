@@ -32,41 +32,8 @@ __all__ = [
     "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",
     "fit_ridge_chunked", "fit_svm_chunked", "fit_svr_chunked", "fit_logistic_chunked",
     "MAP_SAMPLE_ROWS", "chunk_class_factors", "fit_pca_chunked",
-    "partial_targets", "chunked_fit_doc",
+    "partial_targets",
 ]
-
-_FIT_DATA_DOC = (
-    "X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape "
-    "(n_samples, n_features)\n"
-) + """    {x_note}A dask array (chunked by rows) is fitted on the active dask client;
-    a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
-    chunk under ``memory_budget`` (its chunks carry the labels).
-y : array-like or dask array of shape {y_shape}, default=None
-    Required unless ``X`` is a ChunkedDataset.{y_note}
-sample_weight : array-like of shape (n_samples,), default=None"""
-
-
-def chunked_fit_doc(y_shape="(n_samples,)", x_note="", y_note=""):
-    """Decorator: put the ``X`` / ``y`` / ``sample_weight`` entries that every
-    ``fit`` taking dask or chunked data shares where its docstring says ``{data}``.
-
-    ``x_note`` and ``y_note`` add a line of the estimator's own to ``X`` and ``y``.
-    """
-    text = (_FIT_DATA_DOC.replace("{y_shape}", y_shape)
-            .replace("{x_note}", f"{x_note}\n    " if x_note else "")
-            .replace("{y_note}", f"\n    {y_note}" if y_note else ""))
-
-    def decorate(fit):
-        if fit.__doc__ is None:  # python -OO strips docstrings
-            return fit
-        line = next(line for line in fit.__doc__.splitlines() if line.strip() == "{data}")
-        indent = line[:len(line) - len(line.lstrip())]
-        fit.__doc__ = fit.__doc__.replace(
-            line, "\n".join(indent + part for part in text.splitlines()))
-        return fit
-
-    return decorate
-
 
 # Rows the feature map is fitted on in a chunked fit: enough for k-means or
 # leverage landmarks and a stable gamma="scale", small enough to hold in memory.

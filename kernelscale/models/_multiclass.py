@@ -27,21 +27,8 @@ from .._validation import (
 from ..solvers import base_weights
 
 __all__ = [
-    "encode_labels", "linear_scores", "classifier_data", "CLASS_WEIGHT_DOC",
-    "BINARY_CLASS_WEIGHT_DOC",
+    "encode_labels", "linear_scores", "classifier_data",
 ]
-
-CLASS_WEIGHT_DOC = """class_weight : dict, "balanced" or None, default=None
-        Multiplies the sample weights by class; "balanced" weighs class c by
-        ``n_samples / (n_classes * n_c)``, as in scikit-learn."""
-
-BINARY_CLASS_WEIGHT_DOC = """class_weight : dict, "balanced", "balanced_binary" or None, \
-default=None
-        Multiplies C per class. "balanced" weighs class c by
-        ``n_samples / (n_classes * n_c)``, as in scikit-learn; "balanced_binary"
-        equalises the two sides of every binary problem instead (one-vs-rest or
-        one-vs-one), which also puts one-vs-rest scores on a comparable scale."""
-
 
 def encode_labels(y):
     """Return ``(classes, y_index)``; raise if ``y`` holds fewer than two classes."""

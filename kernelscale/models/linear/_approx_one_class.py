@@ -13,8 +13,6 @@ from ..._validation import (
 from ...solvers import linear_one_class
 from .._approx import (
     APPROX_CONSTRAINTS,
-    APPROX_PARAMS_DOC,
-    ONE_OUTPUT_PARAMS_DOC,
     ApproxOneOutput,
 )
 from .._shells import OneClassShell
@@ -23,7 +21,7 @@ __all__ = ["ApproxKernelOneClassSVM"]
 
 
 class ApproxKernelOneClassSVM(OneClassShell, OutlierMixin, ApproxOneOutput):
-    __doc__ = """One-class SVM (novelty detection) through an explicit feature map.
+    """One-class SVM (novelty detection) through an explicit feature map.
 
     ``fit`` maps the training data once and solves the nu one-class dual with
     the linear kernel of the features, never forming the ``n x n`` matrix: the
@@ -34,7 +32,23 @@ class ApproxKernelOneClassSVM(OneClassShell, OutlierMixin, ApproxOneOutput):
 
     Parameters
     ----------
-    """ + APPROX_PARAMS_DOC + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=0.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed.
     nu : float, default=0.5
         In (0, 1]: an upper bound on the fraction of training points outside the
         region and a lower bound on the fraction of support vectors.
@@ -42,7 +56,13 @@ class ApproxKernelOneClassSVM(OneClassShell, OutlierMixin, ApproxOneOutput):
         LIBSVM's stopping rule (maximal violation).
     max_iter : int, default=1000
         Outer iterations (gradient recomputations).
-    """ + ONE_OUTPUT_PARAMS_DOC + """
+    memory_budget : int, default=None
+        Bytes for row-block temporaries (features at predict time included).
+    verbose : int, default=0
+        1: a progress bar of the solver's convergence; 2 and more: the one-class
+        solver's lines.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map (and the coordinate order of the SVR solver).
 
     Attributes
     ----------

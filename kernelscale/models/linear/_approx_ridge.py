@@ -7,9 +7,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ..._constraints import Interval, Options, validate_params
 from ..._validation import check_finite_fit, resolve_memory_budget
 from ...solvers import RidgeStatistics, accumulate, plus_minus_targets, solve_ridge
-from .._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
-from .._chunked_fits import chunked_fit_doc, chunked_source, fit_ridge_chunked, partial_targets
-from .._multiclass import CLASS_WEIGHT_DOC, classifier_data
+from .._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
+from .._chunked_fits import chunked_source, fit_ridge_chunked, partial_targets
+from .._multiclass import classifier_data
 from .._shells import ClassifierShell, RegressorShell
 
 __all__ = ["ApproxKernelRidge", "ApproxKernelRidgeClassifier"]
@@ -74,7 +74,31 @@ class _RidgeBase(ApproxKernelMixin, BaseEstimator):
         return self._more_tags_sparse(super().__sklearn_tags__())
 
 
-_RIDGE_DOC = APPROX_PARAMS_DOC + """
+class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
+    """Kernel ridge regression on an explicit feature map, solved in closed form.
+
+    ``(Z^T Z + alpha I) beta = Z^T y`` on centred features, accumulated in row
+    blocks with float64 statistics; several targets share one solve.
+
+    Parameters
+    ----------
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=0.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed.
     alpha : float, default=1.0
         Penalty of ``||y - Z beta||^2 + alpha ||beta||^2`` (>= 0), as in
         :class:`sklearn.linear_model.Ridge`.
@@ -83,18 +107,7 @@ _RIDGE_DOC = APPROX_PARAMS_DOC + """
     memory_budget : int, default=None
         Bytes for row-block temporaries.
     random_state : int, RandomState instance or None, default=None
-        Seeds the feature map."""
-
-
-class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
-    __doc__ = """Kernel ridge regression on an explicit feature map, solved in closed form.
-
-    ``(Z^T Z + alpha I) beta = Z^T y`` on centred features, accumulated in row
-    blocks with float64 statistics; several targets share one solve.
-
-    Parameters
-    ----------
-    """ + _RIDGE_DOC + """
+        Seeds the feature map.
 
     Attributes
     ----------
@@ -114,13 +127,18 @@ class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
     True
     """
 
-    @chunked_fit_doc(y_shape="(n_samples,) or (n_samples, n_targets)")
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the ridge regression.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
@@ -152,7 +170,7 @@ class ApproxKernelRidge(RegressorShell, RegressorMixin, _RidgeBase):
 
 
 class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
-    __doc__ = """Least-squares (ridge) classifier on an explicit feature map: the fastest baseline.
+    """Least-squares (ridge) classifier on an explicit feature map: the fastest baseline.
 
     Targets are +1 / -1 per class (one column for two classes) and every class is
     solved in the same closed-form solve; ``predict`` takes the arg-max (the sign
@@ -160,8 +178,35 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
 
     Parameters
     ----------
-    """ + _RIDGE_DOC + """
-    """ + CLASS_WEIGHT_DOC + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=0.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed.
+    alpha : float, default=1.0
+        Penalty of ``||y - Z beta||^2 + alpha ||beta||^2`` (>= 0), as in
+        :class:`sklearn.linear_model.Ridge`.
+    fit_intercept : bool, default=True
+        Fit an unpenalised intercept (the features are centred).
+    memory_budget : int, default=None
+        Bytes for row-block temporaries.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map.
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies the sample weights by class; "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn.
 
     Attributes
     ----------
@@ -196,13 +241,18 @@ class ApproxKernelRidgeClassifier(ClassifierShell, ClassifierMixin, _RidgeBase):
         )
         self.class_weight = class_weight
 
-    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the least-squares classifier.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------

@@ -10,9 +10,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from ..._validation import check_sample_weight, check_X_y, random_seed, resolve_memory_budget
 from ...solvers import SGDState, asgd_pass
 from ...sources import is_dask_array
-from .._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
-from .._chunked_fits import chunked_fit_doc, partial_targets
-from .._multiclass import BINARY_CLASS_WEIGHT_DOC
+from .._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
+from .._chunked_fits import partial_targets
 from .._probability import ProbabilityMixin
 from .._shells import ClassifierShell
 from ._linear_svc import SVM_CONSTRAINTS, check_svm_params, fit_svm_estimator
@@ -34,7 +33,7 @@ def _without_probability(estimator):
 
 class ApproxKernelSVC(ProbabilityMixin, ApproxKernelMixin, ClassifierShell, ClassifierMixin,
                       BaseEstimator):
-    __doc__ = """Kernel SVM through an explicit feature map and a fast linear SVM.
+    """Kernel SVM through an explicit feature map and a fast linear SVM.
 
     ``fit`` maps the training data once (float32 by default) with a Nystroem,
     random Fourier or polynomial-sketch map, then trains :class:`LinearSVC`'s
@@ -44,13 +43,33 @@ class ApproxKernelSVC(ProbabilityMixin, ApproxKernelMixin, ClassifierShell, Clas
 
     Parameters
     ----------
-    """ + APPROX_PARAMS_DOC + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=0.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed.
     C : float, default=1.0
         Inverse regularization strength (> 0).
     loss : {"squared_hinge", "hinge"}, default="squared_hinge"
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1.0
-    """ + BINARY_CLASS_WEIGHT_DOC + """
+    class_weight : dict, "balanced", "balanced_binary" or None, default=None
+        Multiplies C per class. "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn; "balanced_binary"
+        equalises the two sides of every binary problem instead (one-vs-rest or
+        one-vs-one), which also puts one-vs-rest scores on a comparable scale.
     tol : float, default=1e-4
     max_iter : int, default=1000
     solver : {"auto", "newton", "lbfgs", "dual_cd", "subgradient"}, default="auto"
@@ -127,13 +146,18 @@ class ApproxKernelSVC(ProbabilityMixin, ApproxKernelMixin, ClassifierShell, Clas
         self.verbose = verbose
         self.random_state = random_state
 
-    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the linear SVM on its features.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------

@@ -18,18 +18,16 @@ from ...solvers import dual_cd_svr
 from ...sources import dask_method, is_dask_array
 from .._approx import (
     APPROX_CONSTRAINTS,
-    APPROX_PARAMS_DOC,
-    ONE_OUTPUT_PARAMS_DOC,
     ApproxOneOutput,
 )
-from .._chunked_fits import chunked_fit_doc, chunked_source, fit_svr_chunked
+from .._chunked_fits import chunked_source, fit_svr_chunked
 from .._shells import fitted_scores
 
 __all__ = ["ApproxKernelSVR"]
 
 
 class ApproxKernelSVR(RegressorMixin, ApproxOneOutput):
-    __doc__ = """Kernel epsilon-SVR through an explicit feature map and a linear SVR.
+    """Kernel epsilon-SVR through an explicit feature map and a linear SVR.
 
     ``fit`` maps the training data once (Nystroem, random Fourier or polynomial
     sketch features) and fits a linear epsilon-SVR on them by dual coordinate
@@ -42,7 +40,23 @@ class ApproxKernelSVR(RegressorMixin, ApproxOneOutput):
 
     Parameters
     ----------
-    """ + APPROX_PARAMS_DOC + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=0.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed.
     C : float, default=1.0
         Penalty of the loss (> 0); scaled per sample by ``sample_weight``.
     epsilon : float, default=0.1
@@ -61,7 +75,13 @@ default="squared_epsilon_insensitive"
         (chunked fits: when the gradient norm is below ``tol`` times its value at 0).
     max_iter : int, default=1000
         Passes over the data (chunked fits: L-BFGS iterations).
-    """ + ONE_OUTPUT_PARAMS_DOC + """
+    memory_budget : int, default=None
+        Bytes for row-block temporaries (features at predict time included).
+    verbose : int, default=0
+        1: a progress bar of the solver's convergence; 2 and more: the one-class
+        solver's lines.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the feature map (and the coordinate order of the SVR solver).
 
     Attributes
     ----------
@@ -122,14 +142,20 @@ default="squared_epsilon_insensitive"
         self.verbose = verbose
         self.random_state = random_state
 
-    @chunked_fit_doc(x_note="In memory: mapped once and solved by dual CD. Chunked "
-                            "(squared loss only): L-BFGS on the primal, one pass per step.")
     def fit(self, X, y=None, sample_weight=None):
         """Map ``X`` and fit the linear SVR on the features.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            In memory: mapped once and solved by dual CD. Chunked (squared loss
+            only): L-BFGS on the primal, one pass per step.
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
             Multiplies C per sample.
 
         Returns

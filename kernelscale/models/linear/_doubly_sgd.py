@@ -20,8 +20,8 @@ from ..._validation import (
 )
 from ...kernels import KERNEL_CONSTRAINTS, resolve_gamma
 from ...solvers import CLASS_WEIGHTS, balanced_factors, base_weights, plus_minus_targets
-from .._chunked_fits import MAP_SAMPLE_ROWS, chunked_fit_doc, chunked_source, source_classes
-from .._multiclass import BINARY_CLASS_WEIGHT_DOC, encode_labels
+from .._chunked_fits import MAP_SAMPLE_ROWS, chunked_source, source_classes
+from .._multiclass import encode_labels
 from .._probability import LogisticProbabilityMixin
 from .._shells import ClassifierShell
 from ._frequency_blocks import FrequencyBlocks
@@ -30,7 +30,7 @@ __all__ = ["DoublySGDSVC"]
 
 
 class DoublySGDSVC(LogisticProbabilityMixin, ClassifierShell, ClassifierMixin, BaseEstimator):
-    __doc__ = """Kernel SVM by doubly stochastic functional gradients (Dai et al. 2014).
+    """Kernel SVM by doubly stochastic functional gradients (Dai et al. 2014).
 
     The decision function is ``f(x) = sum_t sum_j a_tj phi_tj(x) + b``, one
     block of ``block_size`` random Fourier frequencies per iteration. Iteration
@@ -76,7 +76,11 @@ class DoublySGDSVC(LogisticProbabilityMixin, ClassifierShell, ClassifierMixin, B
         Return the weighted average of the iterates instead of the last one.
     fit_intercept : bool, default=True
         Learn an unregularized intercept with the same steps.
-    """ + BINARY_CLASS_WEIGHT_DOC + """
+    class_weight : dict, "balanced", "balanced_binary" or None, default=None
+        Multiplies C per class. "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn; "balanced_binary"
+        equalises the two sides of every binary problem instead (one-vs-rest or
+        one-vs-one), which also puts one-vs-rest scores on a comparable scale.
     memory_budget : int, default=None
         Bytes for row-block temporaries and for the frequencies kept during a
         call (the rest are regenerated block by block).
@@ -164,13 +168,18 @@ class DoublySGDSVC(LogisticProbabilityMixin, ClassifierShell, ClassifierMixin, B
 
     # ------------------------------------------------------------------ fit
 
-    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Train from scratch for ``max_iter`` iterations.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------

@@ -31,8 +31,8 @@ from ...solvers import (
     subgradient_descent,
     weighted_gram,
 )
-from .._chunked_fits import chunked_fit_doc, chunked_source, fit_svm_chunked
-from .._multiclass import BINARY_CLASS_WEIGHT_DOC, encode_labels, linear_scores
+from .._chunked_fits import chunked_source, fit_svm_chunked
+from .._multiclass import encode_labels, linear_scores
 from .._shells import ClassifierShell
 
 __all__ = ["LinearSVC", "fit_linear_svm", "fit_svm_estimator", "check_svm_params",
@@ -244,7 +244,7 @@ def check_svm_params(est):
 
 
 class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
-    __doc__ = """Linear support vector classifier (Newton, dual coordinate descent, L-BFGS).
+    """Linear support vector classifier (Newton, dual coordinate descent, L-BFGS).
 
     Minimises ``1/2 ||w||^2 + sum_i C_i loss(y_i (w . x_i + b))`` with
     ``C_i = C * class_weight * sample_weight``. As in LIBLINEAR (and scikit-learn's
@@ -261,7 +261,11 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
     fit_intercept : bool, default=True
     intercept_scaling : float, default=1.0
         Value of the constant feature carrying the intercept.
-    """ + BINARY_CLASS_WEIGHT_DOC + """
+    class_weight : dict, "balanced", "balanced_binary" or None, default=None
+        Multiplies C per class. "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn; "balanced_binary"
+        equalises the two sides of every binary problem instead (one-vs-rest or
+        one-vs-one), which also puts one-vs-rest scores on a comparable scale.
     tol : float, default=1e-4
         Stopping tolerance: relative gradient norm (Newton, L-BFGS), spread of
         projected gradients or relative duality gap, whichever is first (dual
@@ -339,13 +343,20 @@ class LinearSVC(ClassifierShell, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
-    @chunked_fit_doc(x_note="float32 input stays float32.", y_note="Labels of any type.")
     def fit(self, X, y=None, sample_weight=None):
         """Fit the linear SVM.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            float32 input stays float32.
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+            Labels of any type.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------

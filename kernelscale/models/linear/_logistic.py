@@ -14,9 +14,8 @@ from ..._progress import progress
 from ..._validation import check_finite_fit, resolve_memory_budget
 from ...solvers import LogisticProblem, fit_logistic
 from ...sources import dask_method, is_dask_array
-from .._approx import APPROX_CONSTRAINTS, APPROX_PARAMS_DOC, ApproxKernelMixin
+from .._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
 from .._chunked_fits import (
-    chunked_fit_doc,
     chunked_source,
     fit_logistic_chunked,
 )
@@ -28,7 +27,7 @@ __all__ = ["KernelLogisticRegression"]
 
 class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMixin,
                                BaseEstimator):
-    __doc__ = """Kernel logistic regression through an explicit feature map.
+    """Kernel logistic regression through an explicit feature map.
 
     Maps the data once (Nystroem, random Fourier or polynomial-sketch
     features, float32 by default) and fits L2-regularised logistic regression
@@ -38,7 +37,23 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
 
     Parameters
     ----------
-    """ + APPROX_PARAMS_DOC + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` ("nystroem",
+        "nystroem-kmeans", "nystroem-leverage", "rff", "rff-sincos", "orf",
+        "sorf", "maclaurin", "tensorsketch"), built with the parameters below, or
+        any transformer (cloned and used as is; ``n_components``, ``kernel``,
+        ``gamma``, ``degree``, ``coef0`` and ``dtype`` are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+        Kernel the map approximates.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+        Polynomial kernel degree.
+    coef0 : float, default=0.0
+        Polynomial kernel constant.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the features; float32 halves memory and doubles BLAS speed.
     C : float, default=1.0
         Inverse regularisation strength: ``C sum_i s_i loss_i + ||w||^2 / 2``,
         as in :class:`sklearn.linear_model.LogisticRegression`.
@@ -118,13 +133,18 @@ class KernelLogisticRegression(ApproxKernelMixin, ClassifierShell, ClassifierMix
         self.verbose = verbose
         self.random_state = random_state
 
-    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None):
         """Fit the feature map and the logistic regression.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------

@@ -25,18 +25,15 @@ from .._chunked_fits import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
     chunk_class_factors,
-    chunked_fit_doc,
     chunked_source,
     source_classes,
 )
-from .._multiclass import CLASS_WEIGHT_DOC, classifier_data
+from .._multiclass import classifier_data
 from .._probability import ProbabilityMixin
 from .._shells import ClassifierShell, RegressorShell
 from ._falkon_settings import (
-    ATTRS_DOC,
     AUTO_PENALTY,
     FLOAT32_PENALTY_FLOOR,
-    PARAMS_DOC,
     auto_n_components,
     convergence_message,
     recompute_message,
@@ -229,7 +226,7 @@ class _NystromKernelRidgeBase(BaseEstimator):
 
 
 class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase):
-    __doc__ = """Kernel ridge regression on Nystrom centres, solved by FALKON's preconditioned CG.
+    """Kernel ridge regression on Nystrom centres, solved by FALKON's preconditioned CG.
 
     Minimises ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2`` over functions
     ``f = sum_j beta_j k(c_j, .)`` on m centres ``c_j`` (Rudi, Carratino &
@@ -241,11 +238,67 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
 
     Parameters
     ----------
-    """ + PARAMS_DOC + """
+    n_components : int or "auto", default="auto"
+        Number of Nystrom centres m (the size of the approximation). "auto"
+        uses ``7 sqrt(n) ln(n)`` (FALKON's ``O(sqrt(n) log n)``), at least
+        1000, at most 10,000 and at most what keeps ``K(X, C)`` within
+        ``memory_budget``, never more than n. m = n with a tiny ``tol`` is
+        exact kernel ridge regression.
+    sampling : {"uniform", "leverage", "kmeans"}, default="uniform"
+        How centres are chosen (the Nystrom landmark samplers, the same name
+        as :class:`Nystroem`'s): uniformly, by approximate ridge leverage
+        scores, or as k-means centroids.
+    kernel : str or callable, default="rbf"
+        "linear", "polynomial", "rbf", "laplacian" or a callable.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    alpha : float or "auto", default="auto"
+        Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``, the meaning
+        it has in :class:`sklearn.kernel_ridge.KernelRidge` (FALKON's penalty
+        is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
+        early stopping regularise too, yet well above float32 round-off;
+        noisy targets want more (a9a: ``1e-4 n``).
+    max_iter : int, default=50
+        Most CG iterations; each is one pass over ``K(X, C)``.
+    tol : float, default=1e-3
+        Stop when every target's relative residual (of the preconditioned
+        system) is below ``tol``.
+    preconditioner : bool, default=True
+        FALKON's Cholesky preconditioner; False runs plain CG, for comparison.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the kernel blocks and of the O(m^3) factorisations; CG vectors
+        and sums across blocks are float64.
+    memory_budget : int, default=None
+        Bytes for ``K(X, C)``: kept whole when it fits (computed once),
+        otherwise recomputed in blocks of this size at every iteration. The
+        m x m factors come on top (two of ``m^2`` dtype entries).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the choice of centres.
+    verbose : int, default=0
+        1: a progress bar over the CG iterations (with the residual); 2: print
+        the centres, alpha, and each CG iteration's residual and time.
 
     Attributes
     ----------
-    """ + ATTRS_DOC + """
+    components_ : ndarray of shape (n_components, n_features_in)
+        The centres (named as :class:`Nystroem` names its landmarks).
+    component_indices_ : ndarray of shape (n_components,) or None
+        Rows of the training data the centres are (None for k-means centres).
+    dual_coef_ : ndarray of shape (n_targets, n_components)
+        Predictions are ``K(X, components_) @ dual_coef_.T``.
+    kernel_ : kernelscale.kernels.Kernel
+        The kernel, its parameters resolved.
+    alpha_ : float
+        The penalty used.
+    n_components_ : int
+    n_iter_ : int
+        CG iterations run.
+    residuals_ : ndarray of shape (n_iter, n_targets)
+        Relative residual after each iteration.
+    n_features_in_ : int
 
     Examples
     --------
@@ -258,13 +311,18 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
     True
     """
 
-    @chunked_fit_doc(y_shape="(n_samples,) or (n_samples, n_targets)")
     def fit(self, X, y=None, sample_weight=None):
         """Choose centres and solve for their coefficients.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
@@ -279,7 +337,7 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
 
 class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, ClassifierMixin,
                                    _NystromKernelRidgeBase):
-    __doc__ = """Least-squares kernel classifier on Nystrom centres (FALKON).
+    """Least-squares kernel classifier on Nystrom centres (FALKON).
 
     Targets are +1 / -1 per class (one column for two classes), all solved in
     one CG run; ``predict`` takes the arg-max of the scores (their sign for two
@@ -287,8 +345,51 @@ class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, Classifier
 
     Parameters
     ----------
-    """ + PARAMS_DOC + """
-    """ + CLASS_WEIGHT_DOC + """
+    n_components : int or "auto", default="auto"
+        Number of Nystrom centres m (the size of the approximation). "auto"
+        uses ``7 sqrt(n) ln(n)`` (FALKON's ``O(sqrt(n) log n)``), at least
+        1000, at most 10,000 and at most what keeps ``K(X, C)`` within
+        ``memory_budget``, never more than n. m = n with a tiny ``tol`` is
+        exact kernel ridge regression.
+    sampling : {"uniform", "leverage", "kmeans"}, default="uniform"
+        How centres are chosen (the Nystrom landmark samplers, the same name
+        as :class:`Nystroem`'s): uniformly, by approximate ridge leverage
+        scores, or as k-means centroids.
+    kernel : str or callable, default="rbf"
+        "linear", "polynomial", "rbf", "laplacian" or a callable.
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    alpha : float or "auto", default="auto"
+        Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``, the meaning
+        it has in :class:`sklearn.kernel_ridge.KernelRidge` (FALKON's penalty
+        is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
+        early stopping regularise too, yet well above float32 round-off;
+        noisy targets want more (a9a: ``1e-4 n``).
+    max_iter : int, default=50
+        Most CG iterations; each is one pass over ``K(X, C)``.
+    tol : float, default=1e-3
+        Stop when every target's relative residual (of the preconditioned
+        system) is below ``tol``.
+    preconditioner : bool, default=True
+        FALKON's Cholesky preconditioner; False runs plain CG, for comparison.
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the kernel blocks and of the O(m^3) factorisations; CG vectors
+        and sums across blocks are float64.
+    memory_budget : int, default=None
+        Bytes for ``K(X, C)``: kept whole when it fits (computed once),
+        otherwise recomputed in blocks of this size at every iteration. The
+        m x m factors come on top (two of ``m^2`` dtype entries).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the choice of centres.
+    verbose : int, default=0
+        1: a progress bar over the CG iterations (with the residual); 2: print
+        the centres, alpha, and each CG iteration's residual and time.
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies the sample weights by class; "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn.
     probability : bool, default=False
         Fit ``predict_proba``: a calibrated mapping of the least-squares scores,
         Platt's sigmoid per class (one-vs-rest) fitted on the scores of a 5-fold
@@ -301,7 +402,22 @@ class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, Classifier
     classes_ : ndarray of shape (n_classes,)
     probA_, probB_ : ndarray of shape (n_problems,)
         The sigmoids of ``probability=True``.
-    """ + ATTRS_DOC + """
+    components_ : ndarray of shape (n_components, n_features_in)
+        The centres (named as :class:`Nystroem` names its landmarks).
+    component_indices_ : ndarray of shape (n_components,) or None
+        Rows of the training data the centres are (None for k-means centres).
+    dual_coef_ : ndarray of shape (n_targets, n_components)
+        Predictions are ``K(X, components_) @ dual_coef_.T``.
+    kernel_ : kernelscale.kernels.Kernel
+        The kernel, its parameters resolved.
+    alpha_ : float
+        The penalty used.
+    n_components_ : int
+    n_iter_ : int
+        CG iterations run.
+    residuals_ : ndarray of shape (n_iter, n_targets)
+        Relative residual after each iteration.
+    n_features_in_ : int
 
     Examples
     --------
@@ -333,13 +449,18 @@ class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, Classifier
         self.class_weight = class_weight
         self.probability = probability
 
-    @chunked_fit_doc()
     def fit(self, X, y=None, sample_weight=None, *, callback=None):
         """Choose centres and solve for every class's coefficients in one CG run.
 
         Parameters
         ----------
-        {data}
+        X : {array-like, sparse matrix, dask array, ChunkedDataset} of shape (n_samples, n_features)
+            A dask array (chunked by rows) is fitted on the active dask client;
+            a :class:`kernelscale.datasets.ChunkedDataset` is streamed chunk by
+            chunk under ``memory_budget`` (its chunks carry the labels).
+        y : array-like or dask array of shape (n_samples,), default=None
+            Required unless ``X`` is a ChunkedDataset.
+        sample_weight : array-like of shape (n_samples,), default=None
         callback : callable, default=None
             ``callback(iteration, beta)`` after each CG iteration, with the
             current coefficients (shape (n_components, n_targets)); for studying

@@ -10,8 +10,7 @@ import numpy as np
 from ..._config import format_bytes
 
 __all__ = ["AUTO_PENALTY", "FLOAT32_PENALTY_FLOOR", "auto_n_components", "convergence_message",
-           "recompute_message",
-           "PARAMS_DOC", "ATTRS_DOC"]
+           "recompute_message"]
 
 #: ``alpha="auto"`` sets FALKON's penalty ``lam = alpha / n`` to this. The
 #: restriction to m centres and CG's early stopping regularise too, so the
@@ -96,63 +95,3 @@ def convergence_message(info, max_iter, tol, dtype, alpha):
                 "(a few tens of iterations usually reach the best test accuracy).")
     return None
 
-
-PARAMS_DOC = """n_components : int or "auto", default="auto"
-        Number of Nystrom centres m (the size of the approximation). "auto"
-        uses ``7 sqrt(n) ln(n)`` (FALKON's ``O(sqrt(n) log n)``), at least
-        1000, at most 10,000 and at most what keeps ``K(X, C)`` within
-        ``memory_budget``, never more than n. m = n with a tiny ``tol`` is
-        exact kernel ridge regression.
-    sampling : {"uniform", "leverage", "kmeans"}, default="uniform"
-        How centres are chosen (the Nystrom landmark samplers, the same name
-        as :class:`Nystroem`'s): uniformly, by approximate ridge leverage
-        scores, or as k-means centroids.
-    kernel : str or callable, default="rbf"
-        "linear", "polynomial", "rbf", "laplacian" or a callable.
-    gamma : {"scale", "auto"} or float, default="scale"
-    degree : int, default=3
-    coef0 : float, default=0.0
-    kernel_params : dict, default=None
-        Keyword arguments of a callable kernel.
-    alpha : float or "auto", default="auto"
-        Penalty of ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``, the meaning
-        it has in :class:`sklearn.kernel_ridge.KernelRidge` (FALKON's penalty
-        is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
-        early stopping regularise too, yet well above float32 round-off;
-        noisy targets want more (a9a: ``1e-4 n``).
-    max_iter : int, default=50
-        Most CG iterations; each is one pass over ``K(X, C)``.
-    tol : float, default=1e-3
-        Stop when every target's relative residual (of the preconditioned
-        system) is below ``tol``.
-    preconditioner : bool, default=True
-        FALKON's Cholesky preconditioner; False runs plain CG, for comparison.
-    dtype : {"float32", "float64"}, default="float32"
-        dtype of the kernel blocks and of the O(m^3) factorisations; CG vectors
-        and sums across blocks are float64.
-    memory_budget : int, default=None
-        Bytes for ``K(X, C)``: kept whole when it fits (computed once),
-        otherwise recomputed in blocks of this size at every iteration. The
-        m x m factors come on top (two of ``m^2`` dtype entries).
-    random_state : int, RandomState instance or None, default=None
-        Seeds the choice of centres.
-    verbose : int, default=0
-        1: a progress bar over the CG iterations (with the residual); 2: print
-        the centres, alpha, and each CG iteration's residual and time."""
-
-ATTRS_DOC = """components_ : ndarray of shape (n_components, n_features_in)
-        The centres (named as :class:`Nystroem` names its landmarks).
-    component_indices_ : ndarray of shape (n_components,) or None
-        Rows of the training data the centres are (None for k-means centres).
-    dual_coef_ : ndarray of shape (n_targets, n_components)
-        Predictions are ``K(X, components_) @ dual_coef_.T``.
-    kernel_ : kernelscale.kernels.Kernel
-        The kernel, its parameters resolved.
-    alpha_ : float
-        The penalty used.
-    n_components_ : int
-    n_iter_ : int
-        CG iterations run.
-    residuals_ : ndarray of shape (n_iter, n_targets)
-        Relative residual after each iteration.
-    n_features_in_ : int"""

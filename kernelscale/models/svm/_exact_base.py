@@ -21,8 +21,7 @@ from ..._validation import (
 from ...kernels import KERNEL_CONSTRAINTS, blas_on_numba_threads, make_kernel
 from ...solvers import KernelRows, training_kernel_matrix
 
-__all__ = ["EXACT_CONSTRAINTS", "ExactKernelMixin", "EXACT_PARAMS_DOC", "ExactOneOutput",
-           "ONE_OUTPUT_ATTRIBUTES_DOC"]
+__all__ = ["EXACT_CONSTRAINTS", "ExactKernelMixin", "ExactOneOutput"]
 
 #: Parameters of every exact (SMO) kernel model.
 EXACT_CONSTRAINTS = {
@@ -36,47 +35,6 @@ EXACT_CONSTRAINTS = {
     "memory_budget": ["memory"],
     "verbose": VERBOSE,
 }
-
-EXACT_PARAMS_DOC = """kernel : {"rbf", "linear", "polynomial", "poly", "laplacian", \
-"precomputed"} or callable, default="rbf"
-        A callable is called as ``kernel(X_block, Y, **kernel_params)`` and must
-        return the Gram block. "precomputed": ``X`` is the training Gram matrix
-        in ``fit`` and ``K(test, train)`` at prediction.
-    degree : int, default=3
-        Degree of the polynomial kernel.
-    gamma : {"scale", "auto"} or float, default="scale"
-        Kernel scale; "scale" is ``1 / (n_features X.var())`` as in scikit-learn.
-    coef0 : float, default=0.0
-        Constant of the polynomial kernel.
-    kernel_params : dict, default=None
-        Keyword arguments of a callable kernel.
-    tol : float, default=1e-3
-        Stop when the maximal violation of the optimality conditions is below it
-        (LIBSVM's ``eps``).
-    cache_size : float, default=256
-        Kernel-row cache in MB (2**20 bytes), at most: the memory plan gives the
-        cache what ``memory_budget`` leaves beside the prepared rows, the
-        working set's blocks and the kernel's temporaries, when that is less.
-    max_iter : int, default=-1
-        Cap on SMO pair updates; -1 means LIBSVM's ``max(10^7, 100 n)``.
-        Reaching it gives a ConvergenceWarning.
-    shrinking : bool, default=True
-        Drop variables stuck at a bound from the active set (LIBSVM's rule).
-    working_set_size : int, default=1024
-        Variables per working set; capped by what the cache holds.
-    memory_budget : int, default=None
-        Bytes the fit may hold: the kernel matrix (when it fits, with the
-        solving threads' block copies) or the row cache with the prepared rows,
-        the working set's blocks and the kernel's temporaries; and at
-        prediction the kernel blocks. A budget too small for two kernel rows
-        is an error naming the budget that would do. None uses
-        :func:`kernelscale.get_config`.
-    verbose : int, default=0
-        1: a progress bar (for KernelSVR and KernelOneClassSVM, the share of the
-        way from the first optimality gap to ``tol``); k >= 2: print the
-        solver's progress every k outer iterations; 0: silent (a bar when the
-        library's ``show_progress`` is on, as on the command line)."""
-
 
 class ExactKernelMixin:
     """Kernel resolution and the support-vector expansion of an exact kernel model.
@@ -173,27 +131,6 @@ class ExactKernelMixin:
         tags.input_tags.sparse = not self._precomputed
         tags.input_tags.pairwise = self._precomputed
         return tags
-
-
-ONE_OUTPUT_ATTRIBUTES_DOC = """support_ : ndarray of shape (n_SV,)
-        Indices of the support vectors in the training data.
-    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
-        Empty for ``kernel="precomputed"``.
-    intercept_ : ndarray of shape (1,)
-    n_support_ : ndarray of shape (1,)
-        The number of support vectors.
-    n_iter_ : int
-        SMO pair updates.
-    objective_ : float
-        Dual objective reached (LIBSVM's ``obj``).
-    fit_status_ : int
-        0 when the solver met ``tol``, 1 when ``max_iter`` stopped it.
-    fit_time_ : float
-        Seconds spent in the solver.
-    memory_plan_ : kernelscale.MemoryPlan
-        What the fit held, in bytes, and the route it chose (the kernel matrix
-        or a row cache).
-    n_features_in_ : int"""
 
 
 class ExactOneOutput(ExactKernelMixin, BaseEstimator):

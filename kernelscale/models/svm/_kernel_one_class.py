@@ -12,8 +12,6 @@ from ...solvers import smo_one_class
 from .._shells import OneClassShell
 from ._exact_base import (
     EXACT_CONSTRAINTS,
-    EXACT_PARAMS_DOC,
-    ONE_OUTPUT_ATTRIBUTES_DOC,
     ExactOneOutput,
 )
 
@@ -21,7 +19,7 @@ __all__ = ["KernelOneClassSVM"]
 
 
 class KernelOneClassSVM(OneClassShell, OutlierMixin, ExactOneOutput):
-    __doc__ = f"""Exact one-class SVM (novelty detection), solved in the dual by SMO.
+    """Exact one-class SVM (novelty detection), solved in the dual by SMO.
 
     Schoelkopf et al.'s nu formulation with LIBSVM's dual, start and stopping
     rule, so the model is :class:`sklearn.svm.OneClassSVM`'s: a kernel
@@ -32,7 +30,46 @@ class KernelOneClassSVM(OneClassShell, OutlierMixin, ExactOneOutput):
     nu : float, default=0.5
         In (0, 1]: an upper bound on the fraction of training points outside the
         region and a lower bound on the fraction of support vectors.
-    {EXACT_PARAMS_DOC}
+    kernel : {"rbf", "linear", "polynomial", "poly", "laplacian", "precomputed"} or callable, \
+default="rbf"
+        A callable is called as ``kernel(X_block, Y, **kernel_params)`` and must
+        return the Gram block. "precomputed": ``X`` is the training Gram matrix
+        in ``fit`` and ``K(test, train)`` at prediction.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel scale; "scale" is ``1 / (n_features X.var())`` as in scikit-learn.
+    coef0 : float, default=0.0
+        Constant of the polynomial kernel.
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    tol : float, default=1e-3
+        Stop when the maximal violation of the optimality conditions is below it
+        (LIBSVM's ``eps``).
+    cache_size : float, default=256
+        Kernel-row cache in MB (2**20 bytes) of the working-set solver (used when
+        the kernel matrix is over ``memory_budget``), at most: the memory plan
+        gives the cache what ``memory_budget`` leaves beside the prepared rows,
+        the working set's blocks and the kernel's temporaries, when that is less.
+    max_iter : int, default=-1
+        Cap on SMO pair updates; -1 means LIBSVM's ``max(10^7, 100 n)``.
+        Reaching it gives a ConvergenceWarning.
+    shrinking : bool, default=True
+        Drop variables stuck at a bound from the active set (LIBSVM's rule).
+    working_set_size : int, default=1024
+        Variables per working set; capped by what the cache holds.
+    memory_budget : int, default=None
+        Bytes the fit may hold: the kernel matrix (when it fits, with the
+        solving threads' block copies) or the row cache with the prepared rows,
+        the working set's blocks and the kernel's temporaries; and at
+        prediction the kernel blocks. A budget too small for two kernel rows
+        is an error naming the budget that would do. None uses
+        :func:`kernelscale.get_config`.
+    verbose : int, default=0
+        1: a progress bar (for KernelSVR and KernelOneClassSVM, the share of the
+        way from the first optimality gap to ``tol``); k >= 2: print the
+        solver's progress every k outer iterations; 0: silent (a bar when the
+        library's ``show_progress`` is on, as on the command line).
 
     Attributes
     ----------
@@ -40,7 +77,25 @@ class KernelOneClassSVM(OneClassShell, OutlierMixin, ExactOneOutput):
         ``alpha_i`` of each support vector (in (0, 1], summing to ``nu n``).
     offset_ : ndarray of shape (1,)
         ``-intercept_``: ``decision_function = score_samples - offset_``.
-    {ONE_OUTPUT_ATTRIBUTES_DOC}
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+        Empty for ``kernel="precomputed"``.
+    intercept_ : ndarray of shape (1,)
+    n_support_ : ndarray of shape (1,)
+        The number of support vectors.
+    n_iter_ : int
+        SMO pair updates.
+    objective_ : float
+        Dual objective reached (LIBSVM's ``obj``).
+    fit_status_ : int
+        0 when the solver met ``tol``, 1 when ``max_iter`` stopped it.
+    fit_time_ : float
+        Seconds spent in the solver.
+    memory_plan_ : kernelscale.MemoryPlan
+        What the fit held, in bytes, and the route it chose (the kernel matrix
+        or a row cache).
+    n_features_in_ : int
 
     See Also
     --------

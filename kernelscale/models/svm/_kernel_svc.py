@@ -35,7 +35,7 @@ from ...solvers import (
     workspace_bytes,
 )
 from ...sources import is_dask_array
-from .._multiclass import BINARY_CLASS_WEIGHT_DOC, encode_labels
+from .._multiclass import encode_labels
 from .._probability import ProbabilityMixin
 from .._shells import ClassifierShell, fitted_scores
 from ._exact_base import EXACT_CONSTRAINTS, ExactKernelMixin
@@ -45,7 +45,7 @@ __all__ = ["KernelSVC"]
 
 class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierMixin,
                 BaseEstimator):
-    __doc__ = f"""Exact kernel support vector classifier, solved in the dual by SMO.
+    """Exact kernel support vector classifier, solved in the dual by SMO.
 
     LIBSVM's dual and stopping rule (``tol``), so the model is
     :class:`sklearn.svm.SVC`'s. When the float32 training kernel matrix and a
@@ -64,14 +64,14 @@ class KernelSVC(ProbabilityMixin, ExactKernelMixin, ClassifierShell, ClassifierM
     C : float, default=1.0
         Penalty of the hinge loss (> 0); scaled per sample by ``sample_weight``
         and ``class_weight``.
-    kernel : {{"rbf", "linear", "polynomial", "poly", "laplacian", "precomputed"}} or callable, \
+    kernel : {"rbf", "linear", "polynomial", "poly", "laplacian", "precomputed"} or callable, \
 default="rbf"
         A callable is called as ``kernel(X_block, Y, **kernel_params)`` and must
         return the Gram block. "precomputed": ``X`` is the training Gram matrix
         in ``fit`` and ``K(test, train)`` at prediction.
     degree : int, default=3
         Degree of the polynomial kernel.
-    gamma : {{"scale", "auto"}} or float, default="scale"
+    gamma : {"scale", "auto"} or float, default="scale"
         Kernel scale; "scale" is ``1 / (n_features X.var())`` as in scikit-learn.
     coef0 : float, default=0.0
         Constant of the polynomial kernel (scikit-learn's SVC default).
@@ -82,16 +82,22 @@ default="rbf"
         (LIBSVM's ``eps``).
     cache_size : float, default=256
         Kernel-row cache in MB (2**20 bytes) of the working-set solver (used when
-        the kernel matrix is over ``memory_budget``); it must hold two rows.
-    {BINARY_CLASS_WEIGHT_DOC}
+        the kernel matrix is over ``memory_budget``), at most: the memory plan
+        gives the cache what ``memory_budget`` leaves beside the prepared rows,
+        the working set's blocks and the kernel's temporaries, when that is less.
+    class_weight : dict, "balanced", "balanced_binary" or None, default=None
+        Multiplies C per class. "balanced" weighs class c by
+        ``n_samples / (n_classes * n_c)``, as in scikit-learn; "balanced_binary"
+        equalises the two sides of every binary problem instead (one-vs-rest or
+        one-vs-one), which also puts one-vs-rest scores on a comparable scale.
     max_iter : int, default=-1
         Cap on SMO pair updates per binary problem; -1 means LIBSVM's
         ``max(10^7, 100 n)``. Reaching it gives a ConvergenceWarning.
-    multiclass : {{"ovo", "ovr"}}, default="ovo"
+    multiclass : {"ovo", "ovr"}, default="ovo"
         How several classes are trained: one binary problem per pair of classes
         (prediction by vote, ties broken by summed confidence), or one per class
         against the rest (prediction by the largest score).
-    decision_function_shape : {{"ovr", "ovo"}}, default="ovr"
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
         Shape of ``decision_function`` for several classes: one score per class
         (for one-vs-one training, the votes plus a confidence below 1/3 that
         breaks ties, as scikit-learn's SVC computes it) or, for one-vs-one
@@ -111,13 +117,17 @@ default="rbf"
         Drop variables stuck at a bound from the active set (LIBSVM's rule).
     working_set_size : int, default=1024
         Variables per working set; capped by what the cache holds.
-    solver : {{"smo", "subgradient"}}, default="smo"
+    solver : {"smo", "subgradient"}, default="smo"
         "subgradient" runs seed 003's heavy-ball subgradient method on the
         representer coefficients (the intercept is then regularized) for
         comparison only; it needs ``max_iter`` passes over the kernel matrix.
     memory_budget : int, default=None
-        Bytes for the temporaries of one block of kernel rows (prediction
-        included); None uses :func:`kernelscale.get_config`.
+        Bytes the fit may hold: the kernel matrix (when it fits, with the
+        solving threads' block copies) or the row cache with the prepared rows,
+        the working set's blocks and the kernel's temporaries; and at
+        prediction the kernel blocks. A budget too small for two kernel rows
+        is an error naming the budget that would do. None uses
+        :func:`kernelscale.get_config`.
     n_jobs : int, default=None
         Threads solving binary problems side by side (one-vs-one pairs, or the
         classes of one-vs-rest) when the kernel matrix is held whole; None means
@@ -137,7 +147,7 @@ default="rbf"
     classes_ : ndarray of shape (n_classes,)
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors in the training data (of any problem).
-    support_vectors_ : {{ndarray, sparse matrix}} of shape (n_SV, n_features)
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
         Empty for ``kernel="precomputed"``.
     dual_coef_ : ndarray of shape (n_problems, n_SV)
         ``y_i alpha_i`` of each support vector in each binary problem (zero

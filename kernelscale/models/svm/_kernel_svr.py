@@ -14,8 +14,6 @@ from ...sources import dask_method, is_dask_array
 from .._shells import fitted_scores
 from ._exact_base import (
     EXACT_CONSTRAINTS,
-    EXACT_PARAMS_DOC,
-    ONE_OUTPUT_ATTRIBUTES_DOC,
     ExactOneOutput,
 )
 
@@ -23,7 +21,7 @@ __all__ = ["KernelSVR"]
 
 
 class KernelSVR(RegressorMixin, ExactOneOutput):
-    __doc__ = f"""Exact epsilon-support vector regression, solved in the dual by SMO.
+    """Exact epsilon-support vector regression, solved in the dual by SMO.
 
     LIBSVM's epsilon-SVR dual (``2 n`` variables ``a``, ``a*`` under one
     equality constraint) and stopping rule, so the model is
@@ -39,13 +37,70 @@ class KernelSVR(RegressorMixin, ExactOneOutput):
         ``sample_weight``.
     epsilon : float, default=0.1
         Half-width of the tube within which errors cost nothing (>= 0).
-    {EXACT_PARAMS_DOC}
+    kernel : {"rbf", "linear", "polynomial", "poly", "laplacian", "precomputed"} or callable, \
+default="rbf"
+        A callable is called as ``kernel(X_block, Y, **kernel_params)`` and must
+        return the Gram block. "precomputed": ``X`` is the training Gram matrix
+        in ``fit`` and ``K(test, train)`` at prediction.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel scale; "scale" is ``1 / (n_features X.var())`` as in scikit-learn.
+    coef0 : float, default=0.0
+        Constant of the polynomial kernel.
+    kernel_params : dict, default=None
+        Keyword arguments of a callable kernel.
+    tol : float, default=1e-3
+        Stop when the maximal violation of the optimality conditions is below it
+        (LIBSVM's ``eps``).
+    cache_size : float, default=256
+        Kernel-row cache in MB (2**20 bytes) of the working-set solver (used when
+        the kernel matrix is over ``memory_budget``), at most: the memory plan
+        gives the cache what ``memory_budget`` leaves beside the prepared rows,
+        the working set's blocks and the kernel's temporaries, when that is less.
+    max_iter : int, default=-1
+        Cap on SMO pair updates; -1 means LIBSVM's ``max(10^7, 100 n)``.
+        Reaching it gives a ConvergenceWarning.
+    shrinking : bool, default=True
+        Drop variables stuck at a bound from the active set (LIBSVM's rule).
+    working_set_size : int, default=1024
+        Variables per working set; capped by what the cache holds.
+    memory_budget : int, default=None
+        Bytes the fit may hold: the kernel matrix (when it fits, with the
+        solving threads' block copies) or the row cache with the prepared rows,
+        the working set's blocks and the kernel's temporaries; and at
+        prediction the kernel blocks. A budget too small for two kernel rows
+        is an error naming the budget that would do. None uses
+        :func:`kernelscale.get_config`.
+    verbose : int, default=0
+        1: a progress bar (for KernelSVR and KernelOneClassSVM, the share of the
+        way from the first optimality gap to ``tol``); k >= 2: print the
+        solver's progress every k outer iterations; 0: silent (a bar when the
+        library's ``show_progress`` is on, as on the command line).
 
     Attributes
     ----------
     dual_coef_ : ndarray of shape (1, n_SV)
         ``a_i - a*_i`` of each support vector.
-    {ONE_OUTPUT_ATTRIBUTES_DOC}
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training data.
+    support_vectors_ : {ndarray, sparse matrix} of shape (n_SV, n_features)
+        Empty for ``kernel="precomputed"``.
+    intercept_ : ndarray of shape (1,)
+    n_support_ : ndarray of shape (1,)
+        The number of support vectors.
+    n_iter_ : int
+        SMO pair updates.
+    objective_ : float
+        Dual objective reached (LIBSVM's ``obj``).
+    fit_status_ : int
+        0 when the solver met ``tol``, 1 when ``max_iter`` stopped it.
+    fit_time_ : float
+        Seconds spent in the solver.
+    memory_plan_ : kernelscale.MemoryPlan
+        What the fit held, in bytes, and the route it chose (the kernel matrix
+        or a row cache).
+    n_features_in_ : int
 
     See Also
     --------

@@ -28,18 +28,6 @@ from .._chunked_fits import (
 
 __all__ = ["ApproxKernelPCA", "ApproxKernelKMeans"]
 
-_MAP_DOC = """feature_map : str or transformer, default="nystroem"
-        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` or any
-        transformer (cloned; the map parameters below are then ignored).
-    {size} : int, default=1000
-        Size of the feature map (landmarks for Nystroem){why}.
-    kernel : str, default="rbf"
-    gamma : {"scale", "auto"} or float, default="scale"
-    degree : int, default=3
-    coef0 : float, default=0.0
-    dtype : {"float32", "float64"}, default="float32"
-        dtype of the mapped features."""
-
 
 class _MappedUnsupervised(ClassNamePrefixFeaturesOutMixin, ApproxKernelMixin, BaseEstimator):
     def _map(self, X):
@@ -54,7 +42,7 @@ class _MappedUnsupervised(ClassNamePrefixFeaturesOutMixin, ApproxKernelMixin, Ba
 
 
 class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
-    __doc__ = """Kernel PCA as PCA in the feature space of an explicit kernel map.
+    """Kernel PCA as PCA in the feature space of an explicit kernel map.
 
     Maps the data (n x D features, D = ``map_components``), accumulates the
     centred D x D covariance in row blocks (float64 sums of float32 GEMMs) and
@@ -67,9 +55,19 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
     ----------
     n_components : int, default=2
         Principal components kept (at most the map's output width).
-    """ + _MAP_DOC.replace("{size}", "map_components").replace("{why}", (
-        "; the one estimator where it is not ``n_components``, which here is, as "
-        "in scikit-learn's KernelPCA, the number of principal components")) + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` or any
+        transformer (cloned; the map parameters below are then ignored).
+    map_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem); the one estimator where
+        it is not ``n_components``, which here is, as in scikit-learn's KernelPCA,
+        the number of principal components.
+    kernel : str, default="rbf"
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the mapped features.
     memory_budget : int, default=None
         Bytes for row-block temporaries.
     random_state : int, RandomState instance or None, default=None
@@ -219,7 +217,7 @@ class ApproxKernelPCA(TransformerMixin, _MappedUnsupervised):
 
 
 class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
-    __doc__ = """Kernel k-means as k-means in the feature space of an explicit kernel map.
+    """Kernel k-means as k-means in the feature space of an explicit kernel map.
 
     Maps the data once and runs scikit-learn's (Elkan / Lloyd) k-means on the
     features: O(n D k) per iteration instead of kernel k-means' O(n^2). Clusters
@@ -229,7 +227,17 @@ class ApproxKernelKMeans(ClusterMixin, TransformerMixin, _MappedUnsupervised):
     Parameters
     ----------
     n_clusters : int, default=8
-    """ + _MAP_DOC.replace("{size}", "n_components").replace("{why}", "") + """
+    feature_map : str or transformer, default="nystroem"
+        A name from :data:`kernelscale.feature_maps.FEATURE_MAPS` or any
+        transformer (cloned; the map parameters below are then ignored).
+    n_components : int, default=1000
+        Size of the feature map (landmarks for Nystroem).
+    kernel : str, default="rbf"
+    gamma : {"scale", "auto"} or float, default="scale"
+    degree : int, default=3
+    coef0 : float, default=0.0
+    dtype : {"float32", "float64"}, default="float32"
+        dtype of the mapped features.
     init : {"k-means++", "random"}, default="k-means++"
     n_init : int, default=3
         Runs with different seeds; the lowest inertia wins.
