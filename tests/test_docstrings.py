@@ -12,6 +12,7 @@ import inspect
 import pytest
 from numpydoc.docscrape import ClassDoc, FunctionDoc
 
+import kernelscale.model_selection as model_selection
 import kernelscale.models as models
 
 APPROX = ["ApproxKernelSVC", "ApproxKernelSVR", "ApproxKernelOneClassSVM", "ApproxKernelRidge",
@@ -19,6 +20,7 @@ APPROX = ["ApproxKernelSVC", "ApproxKernelSVR", "ApproxKernelOneClassSVM", "Appr
 EXACT = ["KernelSVC", "KernelSVR", "KernelOneClassSVM"]
 FALKON = ["NystromKernelRidge", "NystromKernelRidgeClassifier"]
 UNSUPERVISED = ["ApproxKernelPCA", "ApproxKernelKMeans"]
+SEARCHES = ["KernelClassifierCV", "KernelRegressorCV"]
 
 #: (section, entries, estimators that share them)
 SHARED = [
@@ -44,11 +46,19 @@ SHARED = [
                     "n_components_", "n_iter_", "residuals_", "n_features_in_"], FALKON),
     ("Parameters", ["feature_map", "kernel", "gamma", "degree", "coef0", "dtype"],
      UNSUPERVISED),
+    # the two searches: one search, a classifier's and a regressor's families and scores
+    ("Parameters", ["gamma_factors", "n_components", "halving", "learn_widths", "dtype",
+                    "time_budget", "memory_budget", "n_jobs", "random_state", "verbose"],
+     SEARCHES),
+    ("Attributes", ["best_estimator_", "best_params_", "best_score_", "best_index_",
+                    "cv_results_", "family_choice_", "n_splits_", "complete_", "widths_",
+                    "feature_relevance_", "capacity_", "challenger_", "halving_"], SEARCHES),
 ]
 
 
 def _entries(name, section):
-    doc = ClassDoc(getattr(models, name), config={"show_class_members": False})
+    owner = models if hasattr(models, name) else model_selection
+    doc = ClassDoc(getattr(owner, name), config={"show_class_members": False})
     return {p.name: (p.type, "\n".join(p.desc)) for p in doc[section]}
 
 

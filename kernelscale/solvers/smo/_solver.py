@@ -316,11 +316,7 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
                   f"{st.n_active:7d}  kernel rows {rows.evaluated:8d}  "
                   f"{time.perf_counter() - start_time:7.2f} s")
     if not converged:
-        warnings.warn(
-            f"SMO stopped after {n_iter} pair updates with violation {gap:.3g} > tol={tol}; "
-            "raise max_iter (or tol) for an optimal solution.",
-            ConvergenceWarning, stacklevel=4,
-        )
+        _warn_stopped(n_iter, gap, tol, frames=1)
     alpha = st.original(st.alpha)
     G = st.original(st.G)
     return {
@@ -328,6 +324,16 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
         "objective": dual_objective(alpha, G, linear_term),
         "n_iter": n_iter, "n_outer": n_outer, "converged": converged, "gap": float(gap),
     }
+
+
+def _warn_stopped(n_iter, gap, tol, *, frames):
+    # points at the estimator that called smo's caller: ``frames`` are the solver's own
+    # frames between smo and here (_smo; _smo and _whole)
+    warnings.warn(
+        f"SMO stopped after {n_iter} pair updates with violation {gap:.3g} > tol={tol}; "
+        "raise max_iter (or tol) for an optimal solution.",
+        ConvergenceWarning, stacklevel=frames + 4,
+    )
 
 
 def _whole(K, y, C, alpha, G, p, *, tol, max_iter, shrinking, verbose, monitor, work_bytes):
@@ -348,11 +354,7 @@ def _whole(K, y, C, alpha, G, p, *, tol, max_iter, shrinking, verbose, monitor, 
     gap, rho, _ = solution_summary(y, G, alpha, C)
     converged = bool(gap < tol) or n_iter < max_iter
     if not converged:
-        warnings.warn(
-            f"SMO stopped after {n_iter} pair updates with violation {gap:.3g} > tol={tol}; "
-            "raise max_iter (or tol) for an optimal solution.",
-            ConvergenceWarning, stacklevel=4,
-        )
+        _warn_stopped(n_iter, gap, tol, frames=2)
     return {"alpha": alpha, "intercept": -float(rho), "objective": dual_objective(alpha, G, p),
             "n_iter": n_iter, "n_outer": 1, "converged": converged, "gap": float(gap)}
 
