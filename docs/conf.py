@@ -4,6 +4,7 @@ import kernelscale
 
 project = "kernelscale"
 author = "the kernelscale developers"
+copyright = "2026, the kernelscale developers"  # the footer's holder
 release = version = kernelscale.__version__
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "numpydoc",
               "sphinx_gallery.gen_gallery"]
@@ -24,5 +25,7 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
 }
 html_theme = "alabaster"
-html_static_path = []
+# a fluid page, and wide code blocks that scroll (_static/custom.css) instead of being cut
+html_theme_options = {"page_width": "auto", "body_max_width": "none"}
+html_static_path = ["_static"]
 templates_path = ["_templates"]

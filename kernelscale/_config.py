@@ -110,6 +110,10 @@ def parse_duration(value, name="time_budget"):
     """
     if isinstance(value, str):
         match = _DURATION.match(value)
+        negative = _DURATION.match(value.strip().lstrip("-")) if value.strip()[:1] == "-" else None
+        if negative:
+            raise ValueError(f"{name} must be positive, got {value!r}: give a duration such as "
+                             "'90s', '10m' or '1h'.")
         if not match:
             raise ValueError(f"{name} must be seconds or a duration such as '90s', '10m' or "
                              f"'1h', got {value!r}.")

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
+from ._clock import checkpoint
 from ._config import get_config, parse_memory
 
 __all__ = [
@@ -304,6 +305,7 @@ def iter_row_blocks(n_rows, bytes_per_row, memory_budget, *, what="this computat
             f"{bytes_per_row} (ideally a few hundred times more for speed)."
         )
     for start in range(0, n_rows, rows):
+        checkpoint()  # a time budget's stop, if one is armed (kernelscale._clock)
         yield start, min(start + rows, n_rows)
 
 
@@ -336,3 +338,45 @@ def sparse_row_bytes(X):
         return 0
     per_entry = 2 * X.data.dtype.itemsize + X.indices.dtype.itemsize  # slice + its cast
     return int(np.ceil(X.nnz / X.shape[0])) * per_entry + X.indptr.dtype.itemsize
+
+
+class available_when:  # noqa: N801 (used as a decorator, as scikit-learn's available_if)
+    """A method that exists only when ``check(estimator)`` holds, whose absence says why.
+
+    scikit-learn's ``available_if`` turns every failed check into ``This 'X' has no
+    attribute 'predict_proba'``; here the ``AttributeError`` the check raises (with
+    what to do, e.g. "set probability=True") is the one the caller sees, and
+    ``hasattr`` stays False, as duck typing (``GridSearchCV``, pipelines) expects.
+
+    Examples
+    --------
+    >>> class Model:
+    ...     probability = False
+    ...     def _has(self):
+    ...         if not self.probability:
+    ...             raise AttributeError("predict_proba needs probability=True")
+    ...         return True
+    ...     @available_when(_has)
+    ...     def predict_proba(self, X):
+    ...         return X
+    >>> hasattr(Model(), "predict_proba")
+    False
+    """
+
+    def __init__(self, check):
+        self.check = check
+
+    def __call__(self, function):
+        self.function = function
+        self.__doc__ = function.__doc__
+        self.__name__ = function.__name__
+        self.__wrapped__ = function
+        return self
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.function  # on the class: the function (docs, introspection)
+        if not self.check(obj):
+            raise AttributeError(f"This {type(obj).__name__!r} has no attribute "
+                                 f"{self.__name__!r}.")
+        return self.function.__get__(obj, owner)

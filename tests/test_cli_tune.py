@@ -97,3 +97,58 @@ def test_fit_cv_prints_cross_validation_accuracy(data):
     for args, message in [(["--cv", "1"], "K >= 2"), (["--cv", "400"], "fewer than the folds")]:
         bad = run("fit", str(data / "train.csv"), "-o", str(data / "x.ksm"), *args)
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_sigint_after_the_first_model_writes_a_model_predict_uses(tmp_path):
+    # issue 44: Ctrl-C 5 s after the first model's line keeps the best model held: the
+    # model file is written, exit 0, "stopped early: best of N scored"
+    import signal
+    import threading
+    import time
+
+    from kernelscale.datasets import make_nonlinear_problem
+
+    X, y = make_nonlinear_problem(20_000, n_features=10, random_state=0)
+    np.savez(tmp_path / "train.npz", X=X, y=y)
+    model = tmp_path / "m.ksm"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernelscale.cli", "tune", str(tmp_path / "train.npz"),
+         "--time-budget", "10m", "--learn-widths", "no", "-o", str(model)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = threading.Event()
+    errors = []
+
+    def watch():
+        for line in process.stderr:
+            errors.append(line)
+            if "first model:" in line:
+                seen.set()
+    reader = threading.Thread(target=watch, daemon=True)
+    reader.start()
+    try:
+        assert seen.wait(120), "".join(errors)
+        time.sleep(5)
+        process.send_signal(signal.SIGINT)
+        out, _ = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    reader.join(10)
+    assert process.returncode == 0, "".join(errors)
+    assert "stopped early: best of " in out and "scored (Ctrl-C)" in out
+    predicted = run("predict", str(model), str(tmp_path / "train.npz"), "-o",
+                    str(tmp_path / "p.txt"))
+    assert predicted.returncode == 0, predicted.stderr
+    assert len((tmp_path / "p.txt").read_text().split()) == 20_000
+
+
+def test_tune_refuses_a_budget_below_the_cheapest_model_and_bad_durations(data):
+    for budget, message in [("-5", "--time-budget must be positive"),
+                            ("0", "positive"),
+                            ("soon", "a duration such as"),
+                            ("0.000001", "too short for the cheapest model")]:
+        result = run("tune", str(data / "train.csv"), "-o", str(data / "x.ksm"),
+                     "--time-budget", budget, "--no-progress")
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        last = result.stderr.strip().splitlines()[-1]
+        assert last.startswith("kernelscale: error: ") and message in last, result.stderr
+        assert "Traceback" not in result.stderr

@@ -2,7 +2,7 @@
 
 Every ``import`` in ``kernelscale/`` (module level and inside functions) is
 parsed. A module may import its own layer, the base modules (``_config``,
-``_validation``, ``_constraints``, ``_progress``, the package root) and the
+``_validation``, ``_constraints``, ``_progress``, ``_clock``, the package root) and the
 layers below it, and from another layer only its package (``..kernels``) and
 public names, never a private module (``..kernels._base``) or a ``_name``.
 """
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "kernelscale"
 BASE = {"kernelscale", "kernelscale._config", "kernelscale._validation",
         "kernelscale._constraints", "kernelscale._progress", "kernelscale._parallel",
-        "kernelscale._planner"}
+        "kernelscale._planner", "kernelscale._clock"}
 
 
 def layer_order():

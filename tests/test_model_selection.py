@@ -1,5 +1,6 @@
 """KernelClassifierCV / KernelRegressorCV: shared work equals refitting from scratch."""
 
+import re
 import time
 import warnings
 
@@ -11,12 +12,13 @@ from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
-from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier
+from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier, _clock
 from kernelscale.kernels import RBF
 from kernelscale.model_selection import (
     SCORERS,
     SearchTimeError,
-    _search,
+    _stages,
+    _state,
     choose_families,
     falkon_grid,
     fold_statistics,
@@ -158,7 +160,8 @@ def test_regressor_search_and_auto_choice():
 def test_bad_input_is_one_clear_error_before_work(params, match, monkeypatch):
     X, y = make_classification(60, n_features=5, n_classes=3, n_informative=3,
                                n_redundant=0, weights=[0.6, 0.3, 0.1], random_state=0)
-    monkeypatch.setattr(_search, "run_family", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(_stages, "run_family", lambda *a, **k: pytest.fail("work started"))
+    monkeypatch.setattr(_state.SearchState, "fit_on", lambda *a, **k: pytest.fail("work started"))
     with pytest.raises(ValueError, match=match):
         KernelClassifierCV(**params).fit(X, y)
 
@@ -169,23 +172,28 @@ def test_f1_needs_two_classes():
         KernelClassifierCV(scoring="f1").fit(X, y)
 
 
-def test_time_budget_too_small_says_what_would_do(moons):
+def test_a_budget_below_the_cheapest_model_is_refused_with_a_minimum_that_works(moons):
+    # issue 44: refused after the first (smallest) model, before the search, with a
+    # budget that then returns a model
     X, y = moons
-    with pytest.raises(SearchTimeError, match=r"too small for one fit: the first gamma \(7 "
-                       r"configurations x 5 folds\) took [0-9.]+ s; give time_budget >= \d+s"):
+    with pytest.raises(SearchTimeError, match=r"too short for the cheapest model: .* took "
+                       r"[0-9.]+ s; give time_budget >= \d+s\.") as error:
         KernelClassifierCV(families="exact-svm", time_budget=1e-6).fit(X, y)
+    least = int(re.search(r">= (\d+)s", str(error.value)).group(1))
+    search = KernelClassifierCV(families="exact-svm", time_budget=least).fit(X, y)
+    assert search.predict(X).shape == (300,)
 
 
 def test_time_budget_tries_gammas_nearest_the_scale_first(moons, monkeypatch):
     X, y = moons
-    real = _search.run_family
+    real = _stages.run_family
 
     def slow(*args):
         def on_unit(records):
             args[-1](records)
             time.sleep(2.0)  # the budget ends after the first gamma
         return real(*args[:-1], on_unit)
-    monkeypatch.setattr(_search, "run_family", slow)
+    monkeypatch.setattr(_stages, "run_family", slow)
     search = KernelClassifierCV(families="exact-svm", time_budget=1.5).fit(X, y)
     assert not search.complete_
     gammas = np.unique([p["gamma"] for p in search.cv_results_["params"]])
@@ -198,35 +206,39 @@ def test_time_budget_is_a_wall_clock_limit_on_search_and_refit(moons, monkeypatc
     # clock: every gamma takes 0.6 s, nothing else takes time
     X, y = moons
     clock = [0.0]
-    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
-    real = _search.run_family
+    monkeypatch.setattr(_clock, "_now", lambda: clock[0])
+    real = _stages.run_family
 
     def slow(*args):
         def on_unit(records):
             clock[0] += 0.6
             args[-1](records)
         return real(*args[:-1], on_unit)
-    monkeypatch.setattr(_search, "run_family", slow)
+    monkeypatch.setattr(_stages, "run_family", slow)
     search = KernelClassifierCV(families="exact-svm", time_budget=2.0).fit(X, y)
-    # at 1.2 s a third gamma (0.6 s) and the refit's reserve (half a gamma) would end
-    # at 2.1 s: two gammas, and the budget not passed (the old rule started four)
+    # at 1.2 s a third gamma (0.6 s) and the refit's reserve would end past 2 s: two
+    # gammas, and the budget not passed (the old rule started four)
     gammas = {p["gamma"] for p in search.cv_results_["params"]}
     assert len(gammas) == 2 and clock[0] <= 2.0 and not search.complete_
 
 
-def test_ctrl_c_keeps_the_best_so_far(moons, monkeypatch):
+def test_ctrl_c_keeps_the_best_model_held(moons, monkeypatch):
+    # issue 44: an interrupt keeps the best model fitted so far (the first model, the
+    # refit of a grid that completed): no refit starts after Ctrl-C
     X, y = moons
-    real = _search.run_family
+    real = _stages.run_family
 
     def interrupted(family, *args):
         if family == "falkon":
             raise KeyboardInterrupt
         return real(family, *args)
-    monkeypatch.setattr(_search, "run_family", interrupted)
-    with pytest.warns(UserWarning, match="interrupted"):
+    monkeypatch.setattr(_stages, "run_family", interrupted)
+    with pytest.warns(UserWarning, match="interrupted: keeping the best of the \\d+ "):
         search = KernelClassifierCV(families=["exact-svm", "falkon"]).fit(X, y)
-    assert not search.complete_ and search.best_params_["family"] == "exact-svm"
+    assert not search.complete_ and search.model_origin_ == "first model"
     assert search.predict(X).shape == (300,)
+    assert {p["family"] for p in search.cv_results_["params"]} == {"exact-svm"}
+    assert [r.outcome for r in search.stages_][-1] == "interrupted"
 
 
 def test_verbose_shows_a_bar_and_the_leaderboard(moons, capfd):

@@ -28,7 +28,7 @@ from kernelscale import (
     NystromKernelRidgeClassifier,
     save_model,
 )
-from kernelscale.model_selection import _search
+from kernelscale.model_selection import _stages
 from kernelscale.solvers import KernelRows, smo_dense
 
 
@@ -124,7 +124,7 @@ def test_classifier_search_refits_the_dtype_of_its_point():
 
 def test_ctrl_c_inside_the_only_family_keeps_its_scored_points(monkeypatch):
     X, y = make_classification(300, n_features=4, random_state=0)
-    real = _search.progress
+    real = _stages.progress
 
     class Interrupting:
         """The default search's one family, interrupted after its second gamma."""
@@ -147,17 +147,21 @@ def test_ctrl_c_inside_the_only_family_keeps_its_scored_points(monkeypatch):
         def set_postfix_str(self, text):
             pass
 
-    monkeypatch.setattr(_search, "progress", Interrupting)
+    monkeypatch.setattr(_stages, "progress", Interrupting)
     with pytest.warns(UserWarning, match="interrupted"):
         search = KernelClassifierCV(random_state=0).fit(X, y)  # one family: exact-svm
     assert not search.complete_
     assert len(search.cv_results_["params"]) == 2 * 7  # two gammas, 7 Cs each
+    # issue 44: no refit after Ctrl-C: the model held when it came (the first model)
+    assert search.model_origin_ == "first model"
     assert search.predict(X).shape == (300,)
 
 
 # 3. ------------------------------------------------------------- no hang on a failure
 
-def test_a_failing_grid_unit_raises_instead_of_hanging(monkeypatch):
+def test_a_failing_grid_unit_drops_its_gamma_instead_of_hanging(monkeypatch):
+    # issue 44: a worker error in one configuration drops it with a warning, not the
+    # search (before, it was raised, after every other thread ended)
     import kernelscale.model_selection._exact as exact
 
     X, y = make_classification(400, n_features=4, random_state=0)
@@ -177,17 +181,22 @@ def test_a_failing_grid_unit_raises_instead_of_hanging(monkeypatch):
     outcome = []
 
     def run():
-        try:
-            KernelClassifierCV(families="exact-svm", n_jobs=2, memory_budget=budget,
-                               random_state=0).fit(X, y)
-        except MemoryError as exc:
-            outcome.append(exc)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            outcome.append(KernelClassifierCV(families="exact-svm", n_jobs=2,
+                                              memory_budget=budget, random_state=0).fit(X, y))
+        outcome.append([str(w.message) for w in caught])
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
     worker.join(120)
     assert not worker.is_alive(), "the grid hung after a unit failed"
-    assert outcome and "injected" in str(outcome[0])
+    search, messages = outcome
+    assert any("failed (MemoryError: injected); its configurations are dropped" in m
+               for m in messages)
+    gammas = {p["gamma"] for p in search.cv_results_["params"]}
+    assert len(gammas) == 6 and not search.complete_  # the first gamma's configurations
+    assert search.predict(X).shape == (400,)
 
 
 # 5. ------------------------------------------------------- random_state as scikit-learn
@@ -429,9 +438,9 @@ def test_penalties_whose_float64_refit_cannot_keep_its_kernel_are_not_searched()
 def test_penalties_no_float32_fit_can_use_are_refused_before_the_widths(monkeypatch):
     # regression: with every alpha below float32's floor the search learned the widths
     # first (9 s on 5,000 rows) and only then said the alphas could not be used
-    from kernelscale.model_selection import _search
+    from kernelscale.model_selection import _widths_stage
 
-    monkeypatch.setattr(_search.KernelSearch, "_learn_widths",
+    monkeypatch.setattr(_widths_stage, "KernelWidths",
                         lambda *a, **k: pytest.fail("the widths were learned first"))
     X, y, _, _ = _smooth_regression()
     with pytest.raises(ValueError, match="Every alpha is below float32's floor"):

@@ -53,8 +53,9 @@ def main(argv=None):
     args.argv = argv
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        print("kernelscale: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        why = _one_line(exc) if str(exc) else ""
+        print(f"kernelscale: interrupted{': ' + why if why else ''}", file=sys.stderr)
         return 130
     except (ValueError, TypeError, OSError, MemoryError) as exc:
         print(f"kernelscale: error: {_one_line(exc)}", file=sys.stderr)

@@ -102,6 +102,15 @@ def load_for_model(source, model, spec, data_dir, *, need_labels, stored=None):
         raise ValueError(f"{source}: no labels to evaluate against; evaluate needs the label "
                          "column (--label-column names or numbers it).")
     if width is not None and X.shape[1] != width:
+        if fmt == "csv" and y is not None:
+            # say how the columns were read: one of them was taken as the label
+            where = spec.get("label_column", -1)
+            raise ValueError(
+                f"{source} has {X.shape[1] + 1} columns, read as {X.shape[1]} feature"
+                f"{'s' if X.shape[1] != 1 else ''} and "
+                f"a label (column {where}, where the model's training data had it), but the "
+                f"model was trained on {width} features: give a CSV of its {width} feature "
+                "columns (with or without the label).")
         raise ValueError(f"{source} has {X.shape[1]} features but the model was trained on "
                          f"{width}; pass data with the training columns.")
     return X, y

@@ -159,9 +159,12 @@ def run(args):
                  {"load_s": load_s, "fit_s": fit_s},
                  {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), **record})
         scoring = search.scoring or ("r2" if task == "regression" else "accuracy")
-        draw_heatmap(search.cv_results_, heatmap, scoring=scoring,
-                     title=f"{Path(str(args.train)).name}: {scoring} "
-                           f"over {search.n_splits_} folds (best outlined in red)")
+        if len(search.cv_results_["params"]):
+            draw_heatmap(search.cv_results_, heatmap, scoring=scoring,
+                         title=f"{Path(str(args.train)).name}: {scoring} "
+                               f"over {search.n_splits_} folds (best outlined in red)")
+        else:
+            heatmap = None
         widths_png = None
         names = encoded_names(prep, record)
         if search.widths_ is not None:
@@ -171,10 +174,18 @@ def run(args):
     print_warnings(caught)
     print(f"train: {args.train}: {describe(X, y, task)}")
     print(f"families: {search.family_choice_}")
+    for record in search.stages_:  # where the time went, stage by stage
+        print(f"stage {record.line()}")
+    budget_text = "" if search.time_budget is None else \
+        f" of the {parse_duration(search.time_budget):.0f} s budget"
+    print(f"time used: {search.budget_used_:.1f} s{budget_text}")
     done = len(search.cv_results_["params"])
     print(f"searched {done} configurations x {search.n_splits_} folds in "
           f"{search.search_time_:.1f} s{'' if search.complete_ else ' (stopped early)'}; "
           f"refit {search.refit_time_:.1f} s")
+    if any(r.outcome == "interrupted" for r in search.stages_):
+        print(f"stopped early: best of {search.n_scored_} scored (Ctrl-C); the model is the "
+              f"{search.model_origin_} on {search.refit_rows_} rows")
     for r in search.halving_ or []:
         if r["stage"] == "families":
             print(f"family screen: {r['family']}'s {r['gammas']} gammas on {r['rows']} rows: "
@@ -187,13 +198,17 @@ def run(args):
     for line in search.leaderboard(args.top):
         print(line)
     best = dict(search.best_params_)
-    if search.widths_ is not None:
+    if search.widths_ is not None and search.best_index_ is not None:
         best["gamma"] = (f"{search.cv_results_['params'][search.best_index_]['gamma']:.3g} x "
                          "the learned widths")
-    print(f"best: {best} (CV {search.best_score_:.4f})")
+    how = "CV" if search.best_index_ is not None and search.refit_rows_ == len(y) else \
+        "first fold's held-out rows"
+    print(f"best: {best} ({how} {search.best_score_:.4f}; {search.model_origin_} on "
+          f"{search.refit_rows_} rows)")
     print(f"{'test' if args.test else 'training'} {format_quality(scores)}")
     print(f"model written to {output}")
-    print(f"heatmap written to {heatmap}")
+    if heatmap is not None:
+        print(f"heatmap written to {heatmap}")
     if widths_png is not None:
         print(f"widths written to {widths_png}")
     return 0

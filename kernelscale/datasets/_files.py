@@ -21,9 +21,38 @@ __all__ = [
 ]
 
 
+#: bytes of a file's start read to tell text from binary
+_SNIFF_BYTES = 8192
+
+
+def _binary_start(raw):
+    """Whether the first bytes of a file are not text: a NUL byte, or more than 1 in 20
+    bytes that are neither UTF-8 text nor white space."""
+    if b"\0" in raw:
+        return True
+    text = raw.decode("utf-8", errors="replace")
+    bad = sum(1 for c in text if c == "\ufffd" or (ord(c) < 32 and c not in "\t\n\r\f\v"))
+    return bad > max(1, len(text) // 20)
+
+
 def open_text(path):
-    """Open a text file, decompressing .gz / .bz2 by suffix."""
+    """Open a text file, decompressing .gz / .bz2 by suffix.
+
+    A file whose first bytes are not text (an image, an archive, random bytes) is
+    refused in one line, instead of failing later as a malformed row.
+    """
     path = Path(path)
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix, open)
+    try:
+        with opener(path, "rb") as raw:
+            start = raw.read(_SNIFF_BYTES)
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot be read ({exc}).") from None
+    if _binary_start(start):
+        kind = {".gz": "gzip-compressed text", ".bz2": "bzip2-compressed text"}.get(
+            path.suffix, "text")
+        raise ValueError(f"{path}: not a {kind} / CSV / svmlight file (its first bytes are "
+                         "binary); give a delimited text, svmlight, .npy or .npz file.")
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
     if path.suffix == ".bz2":

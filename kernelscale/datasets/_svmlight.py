@@ -48,6 +48,7 @@ def load_svmlight(path, n_features=None, *, dtype=np.float64):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No svmlight file at {str(path)!r}.")
+    open_text(path).close()  # a binary file is refused in one line (not as a bad line)
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features, dtype=dtype)
     except (ValueError, OSError, EOFError) as exc:

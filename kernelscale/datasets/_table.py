@@ -201,6 +201,8 @@ def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
     else:
         names = [c for c in header if c != label and c not in drop]
     body = rows[1:]
+    if not body:
+        raise ValueError(f"{path}: no data rows (only the header line).")
     parsed = [_parse([r[header.index(n)] for r in body], n, path) for n in names]
     y = None
     if label is not None:

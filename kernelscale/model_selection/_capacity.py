@@ -18,11 +18,10 @@ scored, on one fold, and never one that scored worse than the grid's.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.metrics import get_scorer
 
+from .._clock import now
 from .._planner import falkon_plan
 
 __all__ = ["grow_centres", "fit_seconds", "kept_centres"]
@@ -73,7 +72,7 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         The search's scoring (None: accuracy / r2).
     task : {"classifier", "regressor"}
     end : float
-        ``time.perf_counter()`` by which the refit must be done.
+        ``now()`` by which the refit must be done.
     refit_seconds : float
         The measured refit with ``m`` centres on every row.
     memory_budget : int
@@ -115,14 +114,14 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
             # the kernel blocks recomputed at every CG step from here: the measured fits
             # kept them
             predicted *= RECOMPUTE_STEPS
-        if time.perf_counter() + predicted > end:
+        if now() + predicted > end:
             break
-        began = time.perf_counter()
+        began = now()
         model = make_model(nxt)
         weights = None if sample_weight is None else sample_weight[train]
         model.fit(X[train], y[train], sample_weight=weights)
         score = float(scorer(model, X[test], y[test]))
-        seconds = time.perf_counter() - began
+        seconds = now() - began
         kept = bool(np.isfinite(score) and score > best_score)
         log({"n_components": nxt, "score": score, "seconds": seconds, "kept": kept})
         if not kept:
@@ -186,28 +185,28 @@ def exact_challenger(make_svc, X, y, sample_weight, fold, scored, *, scoring, ta
     size = min(n_t, 1500)
     while True:
         rows = np.sort(rng.choice(train, size, replace=False))
-        began = time.perf_counter()
+        began = now()
         make_svc().fit(X[rows], y[rows])
         sizes.append(size)
-        times.append(time.perf_counter() - began)
+        times.append(now() - began)
         if len(sizes) >= 2 and times[-2] > 0:
             exponent = float(np.clip(np.log(times[-1] / times[-2])
                                      / np.log(sizes[-1] / sizes[-2]), EXACT_MIN_EXPONENT, 2.5))
         fold_s = times[-1] * (n_t / size) ** exponent
         refit_s = fold_s * (n / n_t) ** exponent
-        late = len(sizes) >= 2 and time.perf_counter() + fold_s + refit_s > end
+        late = len(sizes) >= 2 and now() + fold_s + refit_s > end
         if late or 2 * size > max(n_t // 8, 3000) or size >= n_t:
             break
         size = min(n_t, 2 * size)
     step = {"predicted_fold_s": fold_s, "predicted_refit_s": refit_s, "exponent": exponent,
             "measured_rows": sizes,
             "score": None, "seconds": None, "won": False}
-    if time.perf_counter() + fold_s + refit_s <= end:
-        began = time.perf_counter()
+    if now() + fold_s + refit_s <= end:
+        began = now()
         weights = None if sample_weight is None else sample_weight[train]
         model = make_svc().fit(X[train], y[train], sample_weight=weights)
         step["score"] = float(scorer(model, X[test], y[test]))
-        step["seconds"] = time.perf_counter() - began
+        step["seconds"] = now() - began
         step["won"] = bool(step["score"] > scored)
     log(step)
     return step["won"]

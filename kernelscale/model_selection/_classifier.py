@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 from sklearn.base import ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import Options
+from .._validation import available_when
+from ..models.ridge import calibrated_proba
 from ._engines import classifier_model
 from ._search import KernelSearch
 from ._space import (
@@ -246,12 +248,26 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         return self.best_estimator_.decision_function(X)
 
     def _has_probability(self):
-        return self.probability
+        if self.probability or getattr(self, "calibration_", None) is not None:
+            return True
+        held = ""
+        if hasattr(self, "best_params_"):
+            held = (f"; this search's model is the {self.model_origin_} of the "
+                    f"{self.best_params_['family']} family")
+        raise AttributeError(
+            "predict_proba is available with probability=True (the best is refitted with "
+            "its own calibration, 5 more fits within the time budget); a FALKON winner "
+            f"refitted on every row offers it without, from its folds' scores{held}.")
 
-    @available_if(_has_probability)
+    @available_when(_has_probability)
     def predict_proba(self, X):
-        """Class probabilities of ``best_estimator_`` (``probability=True``): Platt's
-        sigmoid fitted on the decision values of held-out folds of its refit.
+        """Class probabilities of ``best_estimator_``.
+
+        With ``probability=True``: its own (Platt's sigmoid fitted on the decision
+        values of held-out folds of its refit). Without, where the best is a FALKON
+        configuration refitted on every row: sigmoids of its decision values fitted
+        on the out-of-fold scores the search measured (``calibration_``), at no
+        extra fit.
 
         Parameters
         ----------
@@ -262,4 +278,13 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         proba : ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.predict_proba(X)
+        if self.probability:
+            return self.best_estimator_.predict_proba(X)
+        scores = self.best_estimator_.decision_function(X)
+        return calibrated_proba(scores, *self.calibration_)
+
+    @available_when(_has_probability)
+    def predict_log_proba(self, X):
+        """``log(predict_proba(X))``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

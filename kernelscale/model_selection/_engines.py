@@ -26,10 +26,10 @@ from ._features import (
     rff_svm_bytes,
     rff_svm_grid,
 )
-from ._least_squares import falkon_grid
+from ._least_squares import falkon_grid, falkon_grid_memory
 from ._space import SCORERS, refit_dtype
 
-__all__ = ["run_family", "middle_out", "classifier_model"]
+__all__ = ["run_family", "middle_out", "classifier_model", "check_family_memory"]
 
 
 def middle_out(factors):
@@ -76,22 +76,12 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
     """
     X, s = data["X"], settings
     factors = middle_out(space["factors"])
+    plan = check_family_memory(family, task, data, folds, space, settings)
     if family == "exact-svm":
         n = X.shape[0]
-        # the matrix grid holds one kernel and a solving thread's copy of its fold blocks
-        plan = exact_grid_memory(data["y_index"], data["classes"], data["sample_weight"],
-                                 folds, s["class_weight"], s["multiclass"], s["n_jobs"],
-                                 s["memory_budget"])
         least, with_distances = plan.least, plan.shared
         shared = plan.choice != "rows"
         if not shared:
-            if CACHE_SHARE * s["memory_budget"] < 8 * n:
-                raise MemoryBudgetError(
-                    f"memory_budget ({format_bytes(s['memory_budget'])}) cannot hold two "
-                    f"kernel rows of {n} values in the exact SVM's row cache "
-                    f"({CACHE_SHARE:.0%} of the budget); give memory_budget >= "
-                    f"{format_bytes(8 * n / CACHE_SHARE)} (ideally hundreds of rows: "
-                    f"{format_bytes(4 * n * 256 / CACHE_SHARE)}), or another family.")
             warnings.warn(
                 f"The exact SVM's kernel matrix for {n} rows and a solving thread's fold "
                 f"blocks need {format_bytes(least)}, over the memory budget "
@@ -147,8 +137,46 @@ def run_family(family, task, data, folds, space, settings, deadline, on_unit):
         X, Y, weights, folds, gamma_ref=space["gamma_ref"], factors=factors,
         alphas=space["alphas"], n_components=m, random_state=s["random_state"],
         score=lambda f, values: scorers[f](values), memory_budget=s["memory_budget"],
-        deadline=deadline, on_unit=unit)
+        deadline=deadline, on_unit=unit, keep_values=task == "classifier")
     return [record(r) for r in records], complete
+
+
+def check_family_memory(family, task, data, folds, space, settings):
+    """Refuse, before any work, a memory budget too small for ``family``'s grid on
+    ``data`` (one line naming the budget or the size that would do); the exact SVM's
+    and FALKON's plans otherwise."""
+    X, s = data["X"], settings
+    n = X.shape[0]
+    if family == "exact-svm":
+        # the matrix grid holds one kernel and a solving thread's copy of its fold blocks
+        plan = exact_grid_memory(data["y_index"], data["classes"], data["sample_weight"],
+                                 folds, s["class_weight"], s["multiclass"], s["n_jobs"],
+                                 s["memory_budget"])
+        if plan.choice == "rows" and CACHE_SHARE * s["memory_budget"] < 8 * n:
+            raise MemoryBudgetError(
+                f"memory_budget ({format_bytes(s['memory_budget'])}) cannot hold two "
+                f"kernel rows of {n} values in the exact SVM's row cache "
+                f"({CACHE_SHARE:.0%} of the budget); give memory_budget >= "
+                f"{format_bytes(8 * n / CACHE_SHARE)} (ideally hundreds of rows: "
+                f"{format_bytes(4 * n * 256 / CACHE_SHARE)}), or another family.")
+        return plan
+    if family in FEATURE_SVMS:
+        _, memory, what, capped = FEATURE_SVMS[family]
+        m = min(space["n_components"], n) if capped else space["n_components"]
+        need = memory(n, m)
+        if need > s["memory_budget"]:
+            fits = 1  # the most components whose arrays fit (the need grows with m)
+            while fits < m and memory(n, fits + 1) <= s["memory_budget"]:
+                fits += 1
+            raise ValueError(f"The {family} family's shared arrays for {n} rows x {m} {what} "
+                             f"need {format_bytes(need)}, over memory_budget "
+                             f"({format_bytes(s['memory_budget'])}): give memory_budget >= "
+                             f"{format_bytes(need)} or n_components <= {fits}.")
+        return None
+    t = len(data["classes"]) if task == "classifier" and len(data["classes"]) > 2 else \
+        (1 if task == "classifier" or data["y"].ndim == 1 else data["y"].shape[1])
+    m = min(space["n_components"], n)
+    return falkon_grid_memory(X, m, len(folds), t, len(space["alphas"]), s["memory_budget"])[0]
 
 
 #: feature-map SVM families: (the grid, its memory, the map's name in messages,
@@ -163,14 +191,6 @@ def _feature_svm(family, data, folds, space, settings, factors, deadline, on_uni
     n = data["X"].shape[0]
     m = min(space["n_components"], n) if capped else space["n_components"]
     need = memory(n, m)
-    if need > s["memory_budget"]:
-        fits = 1  # the most components whose arrays fit (the need grows with m)
-        while fits < m and memory(n, fits + 1) <= s["memory_budget"]:
-            fits += 1
-        raise ValueError(f"The {family} family's shared arrays for {n} rows x {m} {what} "
-                         f"need {format_bytes(need)}, over memory_budget "
-                         f"({format_bytes(s['memory_budget'])}): give memory_budget >= "
-                         f"{format_bytes(need)} or n_components <= {fits}.")
 
     def argmax(values):  # one-vs-rest scores, the rule of ApproxKernelSVC's predict
         return combine_scores(values, len(classes), "ovr")
@@ -234,6 +254,8 @@ def _svm_record(r):
 
 
 def _falkon_record(r, dtype):
+    # the out-of-fold predictions of the best so far travel with it (a classifier's
+    # probabilities are calibrated on them)
     return {"params": {"family": "falkon", "gamma": float(r["gamma"]), "alpha": r["alpha"],
                        "n_components": r["n_components"], "dtype": dtype},
-            **{k: r[k] for k in ("scores", "fit_times", "score_times")}}
+            **{k: r[k] for k in ("scores", "fit_times", "score_times", "values") if k in r}}

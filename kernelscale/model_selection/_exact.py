@@ -22,12 +22,13 @@ and at most as many are held as the memory budget allows.
 from __future__ import annotations
 
 import threading
-import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._clock import now, run_with_stop, stop_at
 from .._planner import exact_grid_plan, smo_plan
 from ..kernels import RBF
 from ..solvers import (
@@ -112,6 +113,7 @@ class _Gamma:
         self.ready = threading.Lock()
         self.left = n_units
         self.skipped = False
+        self.failed = False
         self.solve_s = 0.0
         self.exp_s = 0.0
         self.results = [[[None] * n_problems for _ in range(n_Cs)] for _ in range(n_folds)]
@@ -142,7 +144,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         Threads solving binary problems side by side (fewer, with a warning,
         where the memory budget cannot hold each one's copy of a fold block).
     deadline : float, default=None
-        ``time.perf_counter()`` value after which no new gamma starts (the
+        ``now()`` value after which no new gamma starts (the
         first always runs: a search has at least one complete gamma).
     on_unit : callable, default=None
         ``on_unit(records_so_far)`` after each gamma (progress).
@@ -162,7 +164,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     if ovo:
         X, y_index, sample_weight, folds = _class_order(X, y_index, sample_weight, folds)
     kernel = RBF(gamma_ref)
-    start = time.perf_counter()
+    start = now()
     n = X.shape[0]
     # a fold's binary problems (rows, labels, weights) do not depend on gamma
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
@@ -183,7 +185,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     # without room for the distances each gamma's kernel is its own GEMM
     D = kernel.distances(X, dtype=np.float32, memory_budget=fill) if keep else None
     n_configs = len(factors) * len(Cs)
-    shared_per_config = (time.perf_counter() - start) / (n_configs * len(folds))
+    shared_per_config = (now() - start) / (n_configs * len(folds))
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
     # where each pair's coefficients go when scoring: the same for every fold and gamma
     layout = OvoLayout(problems, len(classes)) if ovo else None
@@ -222,7 +224,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         with g.ready:
             if g.K is None and not g.skipped:
                 with lock:
-                    late = opened and deadline is not None and time.perf_counter() > deadline
+                    late = opened and deadline is not None and now() > deadline
                     if late or abort.is_set():
                         g.skipped = True
                     else:
@@ -235,36 +237,49 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
                     with lock:
                         out = spare.pop() if spare else None
                     with _PARALLEL_REGION:
-                        t0 = time.perf_counter()
+                        t0 = now()
                         if D is None:
                             g.K = RBF(gamma_ref * g.factor).gram(
                                 X, dtype=np.float32, memory_budget=fill, out=out)
                         else:
                             g.K = kernel.from_distances(D, g.factor, out=out)
-                        g.exp_s = time.perf_counter() - t0
+                        g.exp_s = now() - t0
         return g.K
 
     def run(g, p, fold_list):
-        if abort.is_set():
+        if abort.is_set() or g.failed:
             return
         try:
             K = kernel_of(g)
-            if g.skipped or abort.is_set():
+            if g.skipped or g.failed or abort.is_set():
                 return
-            t0 = time.perf_counter()
+            t0 = now()
             for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol,
                                               workspace=spaces.get()).items():
                 for c, res in enumerate(path):
                     g.results[f][c][p] = res
             with lock:
-                g.solve_s += time.perf_counter() - t0
+                g.solve_s += now() - t0
                 g.left -= 1
                 last = g.left == 0
             if last:
                 finish(g)
+        except Exception as error:
+            # this gamma can no longer finish: its configurations are dropped (once, with
+            # a warning), its slot freed; the other gammas go on
+            with lock:
+                first, g.failed = not g.failed, True
+            g.skipped = True
+            release(g)
+            if first:
+                warnings.warn(f"the exact SVM's grid: the gamma factor {g.factor:.4g} failed "
+                              f"({type(error).__name__}: {error}); its configurations are "
+                              "dropped and the search goes on.", UserWarning, stacklevel=2)
         except BaseException:
-            # this gamma can no longer finish: free its slot for the others to see abort
+            # a time budget's stop or Ctrl-C: every unit stops (those waiting for a kernel
+            # slot see abort, those solving see the cancelled stop at a checkpoint)
             abort.set()
+            pool_stop.cancel()
             g.skipped = True
             release(g)
             raise
@@ -290,24 +305,29 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     if not few:
         # the largest problems first within a gamma, so that the threads finish together
         units.sort(key=lambda u: (u[0].rank, -len(problems[u[1]][1])))
-    if n_jobs == 1:
-        for unit in units:
-            run(*unit)
-    else:
-        # one BLAS thread each: the threads are busy solving, and BLAS's own idle
-        # threads spin on the cores they need (measured: 20% more CPU time)
-        with threadpool_limits(limits=1, user_api="blas"):
-            pool = ThreadPoolExecutor(n_jobs)
-            try:
-                for future in [pool.submit(run, *unit) for unit in units]:
-                    future.result()  # the first error (or Ctrl-C) is raised here
-            except BaseException:
-                abort.set()
-                raise
-            finally:
-                # the units not started are dropped, the running ones end (a unit
-                # waiting for a kernel slot sees abort and returns)
-                pool.shutdown(wait=True, cancel_futures=True)
+    # the solving threads' stop: the caller's time budget, and cancelled when a unit
+    # stops or the search is interrupted (worker threads do not inherit the caller's)
+    with stop_at() as pool_stop:
+        if n_jobs == 1:
+            for unit in units:
+                run(*unit)
+        else:
+            # one BLAS thread each: the threads are busy solving, and BLAS's own idle
+            # threads spin on the cores they need (measured: 20% more CPU time)
+            with threadpool_limits(limits=1, user_api="blas"):
+                pool = ThreadPoolExecutor(n_jobs)
+                try:
+                    for future in [pool.submit(run_with_stop, pool_stop, run, *unit)
+                                   for unit in units]:
+                        future.result()  # a stop (or Ctrl-C) is raised here
+                except BaseException:
+                    abort.set()
+                    pool_stop.cancel()
+                    raise
+                finally:
+                    # the units not started are dropped, the running ones end (a unit
+                    # waiting for a kernel slot sees abort and returns)
+                    pool.shutdown(wait=True, cancel_futures=True)
     warn_unconverged([r for g in gammas if not g.skipped for fold in g.results
                       for path in fold for r in path], tol)
     # in the order of the factors (threads may finish gammas out of it)
@@ -325,14 +345,14 @@ def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score
     share = iterations / max(iterations.sum(), 1.0)
     exp_s = g.exp_s / (len(Cs) * len(folds))
     for f, (_, val) in enumerate(folds):
-        t0 = time.perf_counter()
+        t0 = now()
         path_scores = svm_decision_values(g.K, val, problems, g.results[f], n_classes,
                                           multiclass, layout)
-        score_s = (time.perf_counter() - t0) / len(Cs)
+        score_s = (now() - t0) / len(Cs)
         for c, record in enumerate(per_C):
-            t0 = time.perf_counter()
+            t0 = now()
             record["scores"].append(score(f, path_scores[c]))
-            record["score_times"].append(score_s + time.perf_counter() - t0)
+            record["score_times"].append(score_s + now() - t0)
             # the gamma's solve time split by each (fold, C)'s share of the pair updates
             record["fit_times"].append(shared + exp_s + g.solve_s * share[f, c])
             record["n_iter"] += int(iterations[f, c])

@@ -16,10 +16,9 @@ rows against the training rows, computed block by block in the rest.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from .._clock import now
 from .._planner import smo_plan
 from ..kernels import RBF
 from ..solvers import (
@@ -30,6 +29,7 @@ from ..solvers import (
     smo,
     svm_decision_values,
 )
+from ._runner import run_units
 
 __all__ = ["exact_svm_rows_grid", "CACHE_SHARE"]
 
@@ -59,13 +59,11 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
     plan.require(" (the row cache must hold two kernel rows beside the working set and the "
                  "kernel's temporaries)")
     aux_budget = plan.temporary_bytes
-    records = []
-    for factor in factors:
-        if records and deadline is not None and time.perf_counter() > deadline:
-            return records, False
+
+    def unit(factor):
         kernel = RBF(gamma_ref * factor)
         results = [[[None] * len(problems) for _ in Cs] for _ in folds]
-        t0 = time.perf_counter()
+        t0 = now()
         for p, (members, y_pm, _) in enumerate(problems):
             rows = cache = None  # the last problem's cache goes before the next comes
             rows = KernelRows(X if members is None else X[members], kernel, aux_budget)
@@ -81,7 +79,7 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
                               working_set_size=plan.working_set_size, share_cache=True)
                     results[f][c][p] = res
         rows = cache = None  # scoring's kernel blocks take the cache's place
-        solve_s = time.perf_counter() - t0
+        solve_s = now() - t0
         iterations = np.array([[sum(r["n_iter"] for r in results[f][c])
                                 for c in range(len(Cs))] for f in range(len(folds))], float)
         share = iterations / max(iterations.sum(), 1.0)
@@ -90,7 +88,7 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
         # validation kernel blocks (float32) and their temporaries in the cache's place
         block = max(1, plan.cache_bytes // (8 * max(n, 1)))
         for f, (_, val) in enumerate(folds):
-            t0 = time.perf_counter()
+            t0 = now()
             parts = []
             for lo in range(0, len(val), block):
                 K_val = kernel.gram(X[val[lo:lo + block]], X, dtype=np.float32,
@@ -98,14 +96,13 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
                 parts.append(svm_decision_values(K_val, np.arange(K_val.shape[0]), problems,
                                                  results[f], len(classes), multiclass))
             path_scores = [np.concatenate([part[c] for part in parts]) for c in range(len(Cs))]
-            score_s = (time.perf_counter() - t0) / len(Cs)
+            score_s = (now() - t0) / len(Cs)
             for c, record in enumerate(per_C):
-                t1 = time.perf_counter()
+                t1 = now()
                 record["scores"].append(score(f, path_scores[c]))
-                record["score_times"].append(score_s + time.perf_counter() - t1)
+                record["score_times"].append(score_s + now() - t1)
                 record["fit_times"].append(solve_s * share[f, c])
                 record["n_iter"] += int(iterations[f, c])
-        records += per_C
-        if on_unit is not None:
-            on_unit(records)
-    return records, True
+        return per_C
+    return run_units(factors, unit, deadline=deadline, on_unit=on_unit,
+                     what="the exact SVM's row-cache grid")

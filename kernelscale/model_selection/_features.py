@@ -25,15 +25,15 @@ little more than its last point.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from .._clock import now
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
 from ..models.linear import fit_linear_svm
 from ..solvers import base_weights
 from ._least_squares import whitening
+from ._runner import run_units
 
 __all__ = ["nystrom_svm_grid", "nystrom_svm_bytes", "nystrom_svm_solver", "NYSTROM_RCOND",
            "rff_svm_grid", "rff_svm_bytes"]
@@ -105,7 +105,7 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
     complete : bool
     """
     kernel = RBF(gamma_ref)
-    start = time.perf_counter()
+    start = now()
     rng = np.random.RandomState(random_state)
     landmarks, _ = select_landmarks(X, n_components, "uniform", rng, kernel=kernel,
                                     memory_budget=memory_budget)
@@ -126,7 +126,7 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
             Z[lo:lo + rows, :width] = K @ basis
         return Z[:, :width]
     return _feature_svm_grid(
-        features, time.perf_counter() - start, y_index, classes, sample_weight, folds,
+        features, now() - start, y_index, classes, sample_weight, folds,
         gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,
         class_weight=class_weight, random_state=random_state, score=score,
         memory_budget=memory_budget, n_jobs=n_jobs, deadline=deadline, on_unit=on_unit)
@@ -140,7 +140,7 @@ def rff_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factor
     Parameters and returns are :func:`nystrom_svm_grid`'s; ``n_components`` is
     the number of features ``D`` (random-phase cosines).
     """
-    start = time.perf_counter()
+    start = now()
     rng = np.random.RandomState(random_state)
     # RandomFourierFeatures(kind="cos", sampling="iid") draws in this order
     W0 = rng.standard_normal((X.shape[1], n_components))
@@ -155,7 +155,7 @@ def rff_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factor
         np.cos(Z, out=Z)
         return np.multiply(Z, scale, out=Z)
     return _feature_svm_grid(
-        features, time.perf_counter() - start, y_index, classes, sample_weight, folds,
+        features, now() - start, y_index, classes, sample_weight, folds,
         gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,
         class_weight=class_weight, random_state=random_state, score=score,
         memory_budget=memory_budget, n_jobs=n_jobs, deadline=deadline, on_unit=on_unit)
@@ -172,20 +172,18 @@ def _feature_svm_grid(features, shared_s, y_index, classes, sample_weight, folds
         weights, balanced = base_weights(class_weight, classes, y_index[train],
                                          sample_weight[train])
         fold_data.append((train, weights, balanced))
-    records = []
-    for factor in factors:
-        if records and deadline is not None and time.perf_counter() > deadline:
-            return records, False
+
+    def unit(factor):
         per_C = [{"gamma": gamma_ref * factor, "C": float(C), "n_components": int(n_components),
                   "scores": [], "fit_times": [], "score_times": []} for C in Cs]
-        t0 = time.perf_counter()
+        t0 = now()
         Z = features(factor)
-        common = (time.perf_counter() - t0) / (len(Cs) * len(folds))
+        common = (now() - t0) / (len(Cs) * len(folds))
         for f, (train, weights, balanced) in enumerate(fold_data):
             Z_train, Z_val = Z[train], Z[folds[f][1]]
             previous = None
             for record, C in zip(per_C, Cs):
-                t0 = time.perf_counter()
+                t0 = now()
                 # tol 1e-6: a warm start can meet Newton's relative gradient test
                 # (1e-4) short of the exact minimiser that a cold fit reaches when its
                 # active set settles (decision values off by up to 1e-2 at C = 10)
@@ -195,11 +193,10 @@ def _feature_svm_grid(features, shared_s, y_index, classes, sample_weight, folds
                     tol=1e-6, max_iter=1000, n_jobs=n_jobs, memory_budget=memory_budget,
                     seed=random_state, name="ApproxKernelSVC", warm_start=previous)
                 previous = (coef, intercept)
-                t1 = time.perf_counter()
+                t1 = now()
                 record["scores"].append(score(f, Z_val @ coef.T + intercept))
-                record["score_times"].append(time.perf_counter() - t1)
+                record["score_times"].append(now() - t1)
                 record["fit_times"].append(shared + common + t1 - t0)
-        records += per_C
-        if on_unit is not None:
-            on_unit(records)
-    return records, True
+        return per_C
+    return run_units(factors, unit, deadline=deadline, on_unit=on_unit,
+                     what="the feature-map SVM grid")

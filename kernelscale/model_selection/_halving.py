@@ -19,12 +19,14 @@ allows.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 
-__all__ = ["EXACT_SCREEN_ROWS", "halving_schedule", "screen_families", "screen_gammas"]
+from .._clock import now
+
+__all__ = ["EXACT_SCREEN_ROWS", "halving_schedule", "screen_families", "screen_gammas",
+           "subsample_data", "subsample_folds"]
 
 #: rows the families are screened on. The exact SVM's 7 x 7 grid, 5 folds, on 10,000 rows
 #: of 28 features took 32.5 s on 2 cores, which at 1e5 rows and a 3-minute budget left
@@ -40,16 +42,18 @@ def halving_schedule(n_rows, n_factors, eta, min_rows):
     return [s for s in sizes if s >= min_rows and s < n_rows]
 
 
-def _subsample(data, size, seed, stratify):
+def subsample_data(data, size, seed, stratify):
+    """``data`` on a random (stratified) subsample of ``size`` rows, in their order."""
     rows = np.arange(data["X"].shape[0])
     keep, _ = train_test_split(rows, train_size=size, random_state=seed,
                                stratify=data["y_index"] if stratify else None)
     keep = np.sort(keep)
-    return {k: (v[keep] if k in ("X", "y", "y_index", "sample_weight") and v is not None
+    return {k: (v[keep] if k in ("X", "raw_X", "y", "y_index", "sample_weight") and v is not None
                 else v) for k, v in data.items()}
 
 
-def _folds(part, n_splits, seed, classifier):
+def subsample_folds(part, n_splits, seed, classifier):
+    """Shuffled (stratified) folds of a subsample."""
     splitter = (StratifiedKFold if classifier else KFold)(n_splits, shuffle=True,
                                                           random_state=seed)
     return list(splitter.split(part["X"], part["y"]))
@@ -76,11 +80,11 @@ def screen_families(run_family, task, families, data, space, settings, *, rows, 
     """
     classifier = task == "classifier"
     seed = settings["random_state"]
-    part = _subsample(data, rows, seed, classifier)
-    folds = _folds(part, n_splits, seed, classifier)
+    part = subsample_data(data, rows, seed, classifier)
+    folds = subsample_folds(part, n_splits, seed, classifier)
     best = {}
     for family in families:
-        start = time.perf_counter()
+        start = now()
         records, _ = run_family(family, task, part, folds, space, settings, deadline,
                                 lambda records: None)
         if not records:
@@ -90,18 +94,21 @@ def screen_families(run_family, task, families, data, space, settings, *, rows, 
         log({"stage": "families", "family": family, "rows": rows,
              "gammas": len(_best_by_gamma(records, space["gamma_ref"])), "kept": 1,
              "best_score": best[family]["score"], "best_params": best[family]["params"],
-             "seconds": time.perf_counter() - start})
+             "seconds": now() - start})
     return best
 
 
 def screen_gammas(run_family, task, family, data, space, settings, *, n_splits, deadline,
-                  log, eta=3):
+                  log, eta=3, afford=None, keep=None):
     """Screen the gammas of ``space`` on growing subsamples; the factors to fit on all rows.
 
     ``run_family`` is :func:`kernelscale.model_selection._engines.run_family`;
     ``log`` receives one dict per round (rows, gammas tried and kept, best
     score, seconds). The smallest round keeps at least 4 rows per fold of the
-    rarest class (and 500 rows).
+    rarest class (and 500 rows). ``afford(rows, n_gammas)``, where given, says
+    whether a round fits the time left (screening stops at the first that does
+    not); ``keep(records, rows)`` receives each round's cross-validated records
+    as it ends (a time budget that ends later keeps the last).
     """
     classifier = task == "classifier"
     n = data["X"].shape[0]
@@ -110,17 +117,23 @@ def screen_gammas(run_family, task, family, data, space, settings, *, n_splits, 
     seed = settings["random_state"]
     factors = list(space["factors"])
     for size in halving_schedule(n, len(factors), eta, min_rows):
-        start = time.perf_counter()
-        part = _subsample(data, size, seed, classifier)
-        folds = _folds(part, n_splits, seed, classifier)
+        if afford is not None and not afford(size, len(factors)):
+            break
+        start = now()
+        part = subsample_data(data, size, seed, classifier)
+        folds = subsample_folds(part, n_splits, seed, classifier)
         records, _ = run_family(family, task, part, folds, {**space, "factors": factors},
                                 settings, deadline, lambda records: None)
+        if not records:  # every gamma failed (each with its warning)
+            break
+        if keep is not None:
+            keep(records, size)
         best = _best_by_gamma(records, space["gamma_ref"])
         ranked = sorted(best, key=lambda f: -best[f])
         kept = ranked[:max(1, math.ceil(len(factors) / eta))]
         log({"stage": "gammas", "family": family, "rows": size, "gammas": len(best),
              "kept": len(kept), "best_score": best[ranked[0]],
-             "seconds": time.perf_counter() - start})
+             "seconds": now() - start})
         factors = [f for f in factors if any(np.isclose(f, k) for k in kept)]
         if len(factors) <= 1:
             break

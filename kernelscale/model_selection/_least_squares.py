@@ -21,16 +21,17 @@ The result is the exact minimiser, which FALKON's conjugate gradient approaches
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from scipy import linalg
 
+from .._clock import now
 from .._planner import MemoryPlan, block_rows, falkon_grid_plan
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
+from ._runner import run_units
 
-__all__ = ["falkon_grid", "fold_statistics", "ridge_path", "whitening"]
+__all__ = ["falkon_grid", "falkon_grid_memory", "fold_statistics", "ridge_path", "whitening",
+           "falkon_unit_fixed_seconds"]
 
 # directions of K_mm below this fraction of its largest eigenvalue carry only
 # round-off (FALKON's own Cholesky adds a jitter of the same order)
@@ -143,8 +144,29 @@ def whitening(K_mm, rcond=_RCOND, scale=None):
     return V[:, keep] / np.sqrt(r[keep])
 
 
+def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget):
+    """The grid's memory plan for ``m`` centres, checked: ``(plan, prepared_row, row_bytes)``.
+
+    Raises :class:`kernelscale.MemoryBudgetError` (naming the budget that would do)
+    where the ``m x m`` statistics and 64 rows of kernel blocks do not fit.
+    """
+    kernel = RBF(1.0)
+    prepared_row = kernel.prepare(X[:1], np.float64).bytes_per_row(X)
+    # per block row: its distances, its kernel, the weighted copy and the gathered rows
+    row_bytes = prepared_row + 3 * 8 * m + 8 * X.shape[1] + 8 * n_targets * n_alphas
+    plan = falkon_grid_plan(n=X.shape[0], m=m, n_folds=n_folds, n_targets=n_targets,
+                            n_alphas=n_alphas, budget=memory_budget, block_row_bytes=row_bytes)
+    if plan.block_bytes < 64 * row_bytes:
+        least = MemoryPlan(plan.what, memory_budget,
+                           {**plan.parts, "kernel blocks": 64 * row_bytes})
+        least.require(f" (or fewer centres than n_components={m}: the statistics are "
+                      f"{n_folds + 4} m x m float64 matrices)")
+    return plan, prepared_row, row_bytes
+
+
 def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_components,
-                random_state, score, memory_budget, deadline=None, on_unit=None):
+                random_state, score, memory_budget, deadline=None, on_unit=None,
+                keep_values=False):
     """Cross-validated scores of Nystrom kernel ridge (RBF) for every (gamma, alpha).
 
     The kernel against the centres is never held whole: each gamma makes one
@@ -172,6 +194,11 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         ``score(fold_index, predictions)`` for the fold's validation rows.
     memory_budget : int
     deadline, on_unit : as :func:`kernelscale.model_selection.exact_svm_grid`'s.
+    keep_values : bool, default=False
+        Keep the out-of-fold predictions (``values``, n x n_targets, float32) of the
+        best configuration so far on its record, where they take at most a tenth of
+        the memory budget for every alpha of a gamma (a classifier's probabilities
+        are calibrated on them).
 
     Returns
     -------
@@ -181,7 +208,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     complete : bool
     """
     kernel = RBF(gamma_ref)
-    start = time.perf_counter()
+    start = now()
     n, t = X.shape[0], Y.shape[1]
     largest = np.max(weights, axis=0)
     # "total minus the fold" needs folds that partition the rows, with one weight per row
@@ -193,16 +220,8 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     centers, _ = select_landmarks(X, requested, "uniform", rng, kernel=kernel,
                                   memory_budget=memory_budget)
     m = centers.shape[0]  # duplicate rows are drawn once (the refit draws as many)
-    prepared_row = kernel.prepare(X[:1], np.float64).bytes_per_row(X)
-    # per block row: its distances, its kernel, the weighted copy and the gathered rows
-    row_bytes = prepared_row + 3 * 8 * m + 8 * X.shape[1] + 8 * t * len(alphas)
-    plan = falkon_grid_plan(n=n, m=m, n_folds=len(folds), n_targets=t, n_alphas=len(alphas),
-                            budget=memory_budget, block_row_bytes=row_bytes)
-    if plan.block_bytes < 64 * row_bytes:
-        least = MemoryPlan(plan.what, memory_budget,
-                           {**plan.parts, "kernel blocks": 64 * row_bytes})
-        least.require(f" (or fewer centres than n_components={m}: the statistics are "
-                      f"{len(folds) + 4} m x m float64 matrices)")
+    plan, prepared_row, row_bytes = falkon_grid_memory(X, m, len(folds), t, len(alphas),
+                                                       memory_budget)
     D_mm = kernel.distances(centers, dtype=np.float64, memory_budget=plan.block_bytes)
     rows_per_block = block_rows(n, row_bytes, plan.block_bytes, "the FALKON grid")
     # fold by fold (validation rows together), so that the scoring pass holds one
@@ -225,29 +244,31 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
             X[rows], centers, dtype=np.float64, memory_budget=inner)
         return kernel.from_distances(D, factor, out=D)
 
-    shared = (time.perf_counter() - start) / (len(factors) * len(alphas) * len(folds))
+    shared = (now() - start) / (len(factors) * len(alphas) * len(folds))
     alphas = np.asarray(alphas, dtype=np.float64)
-    records = []
-    for factor in factors:
-        if records and deadline is not None and time.perf_counter() > deadline:
-            return records, False
+
+    keep_values = keep_values and 4 * n * t * len(alphas) <= memory_budget // 10
+    best = {"score": -np.inf, "record": None}
+
+    def unit(factor):
+        oof = np.empty((n, t * len(alphas)), dtype=np.float32) if keep_values else None
         per_alpha = [{"gamma": gamma_ref * factor, "alpha": float(a),
                       "n_components": requested, "scores": [], "fit_times": [],
                       "score_times": []} for a in alphas]
-        t0 = time.perf_counter()
+        t0 = now()
         basis = whitening(kernel.from_distances(D_mm, factor))
         stats = _Statistics(m, t, weights, folds, merged)
         for rows in blocks:
             stats.add(block_kernel(rows, factor), rows, Y)
-        common = (time.perf_counter() - t0) / (len(alphas) * len(folds))
+        common = (now() - t0) / (len(alphas) * len(folds))
         paths = []
         for A, b in stats.per_fold():
-            t0 = time.perf_counter()
+            t0 = now()
             paths.append(np.concatenate(ridge_path(A, b, basis, alphas), axis=1))
-            paths[-1] = (paths[-1], (time.perf_counter() - t0) / len(alphas))
+            paths[-1] = (paths[-1], (now() - t0) / len(alphas))
         del stats
         for f, (_, val) in enumerate(folds):
-            t0 = time.perf_counter()
+            t0 = now()
             coef, fit_s = paths[f]
             values = np.empty((val.size, coef.shape[1]))
             where = np.empty(n, dtype=np.intp)
@@ -258,13 +279,35 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                 inside = rows[mine[rows]]
                 if inside.size:
                     values[where[inside]] = block_kernel(inside, factor) @ coef
-            per = (time.perf_counter() - t0) / len(alphas)
+            per = (now() - t0) / len(alphas)
+            if oof is not None:
+                oof[val] = values
             for a, record in enumerate(per_alpha):
-                t1 = time.perf_counter()
+                t1 = now()
                 record["scores"].append(score(f, values[:, a * t:(a + 1) * t]))
-                record["score_times"].append(per + time.perf_counter() - t1)
+                record["score_times"].append(per + now() - t1)
                 record["fit_times"].append(shared + common + fit_s)
-        records += per_alpha
-        if on_unit is not None:
-            on_unit(records)
-    return records, True
+        if oof is not None:  # only the best configuration's values are kept
+            means = [np.mean(r["scores"]) for r in per_alpha]
+            a = int(np.nanargmax(means)) if np.any(np.isfinite(means)) else 0
+            if means[a] > best["score"]:
+                if best["record"] is not None:
+                    del best["record"]["values"]
+                per_alpha[a]["values"] = oof[:, a * t:(a + 1) * t].copy()
+                best.update(score=means[a], record=per_alpha[a])
+        return per_alpha
+    return run_units(factors, unit, deadline=deadline, on_unit=on_unit, what="the FALKON grid")
+
+
+def falkon_unit_fixed_seconds(m, n_folds, seed=0):
+    """Seconds of the part of one gamma of :func:`falkon_grid` that does not grow with
+    the rows: the whitening of ``K_mm`` and one eigendecomposition per fold, all
+    ``m x m``, measured here on one (a time budget prices the grid's gammas with it)."""
+    from .._clock import now
+
+    rng = np.random.RandomState(seed)
+    A = rng.standard_normal((m, max(1, m // 4)))
+    A = A @ A.T + np.eye(m)
+    began = now()
+    linalg.eigh(A, check_finite=False)
+    return (n_folds + 1) * (now() - began)

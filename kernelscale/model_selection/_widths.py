@@ -12,7 +12,6 @@ with early stopping on a third part of it, within a time and a memory budget.
 
 from __future__ import annotations
 
-import time
 import warnings
 
 import numpy as np
@@ -22,6 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
+from .._clock import TimeUp, now
 from .._config import format_bytes, parse_duration
 from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._planner import bytes_up, widths_plan
@@ -234,7 +234,7 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         X_v, Y_v = X[validation], Y[validation]
         X_s, Y_s = X[stopping], Y[stopping]
         d = X.shape[1]
-        began = time.perf_counter()
+        began = now()
         last = {}
         history = []
 
@@ -250,8 +250,14 @@ class KernelWidths(TransformerMixin, BaseEstimator):
             R = K @ beta - Y_s
             return float(np.sum(R * R) / R.size)
 
-        loss0, _, beta0 = holdout_loss(theta0, X_t, Y_t, X_v, Y_v, centres)
-        took = time.perf_counter() - began
+        try:
+            loss0, _, beta0 = holdout_loss(theta0, X_t, Y_t, X_v, Y_v, centres)
+        except TimeUp:  # a search's time ended during the first step: nothing learned
+            took = now() - began
+            raise WidthsTimeError(
+                f"the time ended during the widths' first step on {train.size} rows "
+                f"({took:.1f} s).", took) from None
+        took = now() - began
         if seconds is not None and took > seconds:
             raise WidthsTimeError(
                 f"time_budget={self.time_budget!r} is too short to learn the widths: their "
@@ -264,23 +270,28 @@ class KernelWidths(TransformerMixin, BaseEstimator):
             theta = intermediate_result.x
             beta = last["beta"] if np.array_equal(theta, last.get("theta")) else \
                 holdout_loss(theta, X_t, Y_t, X_v, Y_v, centres, gradient=False)[1]
-            now = stop_loss(theta, beta)
-            history.append({"loss": float(intermediate_result.fun), "stop_loss": now,
-                            "seconds": time.perf_counter() - began})
+            loss = stop_loss(theta, beta)
+            history.append({"loss": float(intermediate_result.fun), "stop_loss": loss,
+                            "seconds": now() - began})
             if self.verbose:
                 print(f"[KernelWidths] iteration {len(history)}: validation loss "
-                      f"{intermediate_result.fun:.5g}, stopping loss {now:.5g}", flush=True)
-            if now < best["loss"] * (1.0 - self.tol):
-                best.update(theta=theta.copy(), loss=now, iteration=len(history))
+                      f"{intermediate_result.fun:.5g}, stopping loss {loss:.5g}", flush=True)
+            if loss < best["loss"] * (1.0 - self.tol):
+                best.update(theta=theta.copy(), loss=loss, iteration=len(history))
             if len(history) - best["iteration"] >= self.patience:
                 raise StopIteration
-            if seconds is not None and time.perf_counter() - began > seconds:
+            if seconds is not None and now() - began > seconds:
                 raise StopIteration
 
-        scipy.optimize.minimize(fun, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-                                callback=callback,
-                                options={"maxiter": int(self.max_iter), "ftol": 1e-12,
-                                         "gtol": 1e-10})
+        try:
+            scipy.optimize.minimize(fun, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
+                                    callback=callback,
+                                    options={"maxiter": int(self.max_iter), "ftol": 1e-12,
+                                             "gtol": 1e-10})
+        except TimeUp:
+            # a search's time for the widths ended (kernelscale._clock): the best so far
+            # is kept, as at this estimator's own time_budget
+            pass
         theta = best["theta"]
         self.gamma_ = np.exp(theta[:d])
         self.penalty_ = float(np.exp(theta[d]) / train.size)

@@ -15,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
-from sklearn.utils.metaestimators import available_if
 
+from .._validation import available_when
 from ..solvers import pairs
 from ._shells import fitted_scores
 
-__all__ = ["fit_sigmoid", "sigmoid", "couple_pairs", "ProbabilityMixin", "PROBABILITY_FOLDS",
+__all__ = ["fit_sigmoid", "sigmoid", "per_class", "couple_pairs", "ProbabilityMixin",
+           "PROBABILITY_FOLDS",
            "LogisticProbabilityMixin"]
 
 #: internal cross-validation folds of ``probability=True`` (LIBSVM's 5)
@@ -130,7 +131,7 @@ def _has_probability(estimator):
     return True
 
 
-def _per_class(r):
+def per_class(r):
     """Probabilities from one sigmoid per class (one column for two classes), normalised."""
     if r.shape[1] == 1:
         return np.column_stack([1.0 - r[:, 0], r[:, 0]])
@@ -140,7 +141,7 @@ def _per_class(r):
 class _LogProbability:
     """``predict_log_proba`` wherever the class's ``predict_proba`` is available."""
 
-    @available_if(lambda estimator: hasattr(estimator, "predict_proba"))
+    @available_when(lambda estimator: estimator.predict_proba is not None)
     def predict_log_proba(self, X):
         """``log(predict_proba(X))``, where ``predict_proba`` is available."""
         with np.errstate(divide="ignore"):
@@ -199,7 +200,7 @@ class ProbabilityMixin(_LogProbability):
             return rows, y_index[rows] == i
         return slice(None), y_index == p
 
-    @available_if(_has_probability)
+    @available_when(_has_probability)
     def predict_proba(self, X):
         """Class probabilities (``probability=True`` only).
 
@@ -221,7 +222,7 @@ class ProbabilityMixin(_LogProbability):
         r = sigmoid(self._problem_scores(X), self.probA_, self.probB_)
         if self._votes:
             return couple_pairs(r, len(self.classes_))
-        return _per_class(r)
+        return per_class(r)
 
 
 def _has_log_loss(estimator):
@@ -237,7 +238,7 @@ class LogisticProbabilityMixin(_LogProbability):
     scikit-learn's one-vs-rest ``LogisticRegression`` does. No calibration is fitted:
     the model's loss is the log-likelihood, so its scores are log-odds already."""
 
-    @available_if(_has_log_loss)
+    @available_when(_has_log_loss)
     def predict_proba(self, X):
         """Class probabilities (``loss="log_loss"`` only).
 
@@ -252,4 +253,4 @@ class LogisticProbabilityMixin(_LogProbability):
         proba : ndarray of shape (n_samples, n_classes)
             Columns in ``classes_`` order.
         """
-        return _per_class(sigmoid(fitted_scores(self, X), -1.0, 0.0))
+        return per_class(sigmoid(fitted_scores(self, X), -1.0, 0.0))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._clock import checkpoint
+
 __all__ = ["conjugate_gradient"]
 
 
@@ -49,6 +51,7 @@ def conjugate_gradient(apply, b, *, max_iter, tol, callback=None):
     for iteration in range(1, max_iter + 1):
         if not active.any():
             break
+        checkpoint()
         Ap = apply(p)
         pAp = np.einsum("ij,ij->j", p, Ap)
         # A non-positive curvature: the operator is not positive definite (to

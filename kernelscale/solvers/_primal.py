@@ -19,6 +19,7 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from .._clock import checkpoint
 from ._blocked import margins, rmatvec, weighted_gram
 
 __all__ = [
@@ -131,6 +132,7 @@ def squared_hinge_newton(
     else:
         H = _active_hessian(Z, active, twice_c, bias, memory_budget)
     for it in range(1, max_iter + 1):
+        checkpoint()
         value, grad = squared_hinge_objective(Z, y, C, w, bias, memory_budget, m=m)
         grad_norm = float(np.linalg.norm(grad))
         grad0 = grad_norm if grad0 is None else grad0
@@ -210,6 +212,7 @@ def lbfgs_relative(fun, x0, *, grad0, tol, max_iter, callback=None):
     counter = {"it": 0}
 
     def on_iteration(intermediate_result):
+        checkpoint()
         counter["it"] += 1
         if callback is not None:
             callback(counter["it"], {"objective": float(intermediate_result.fun)})

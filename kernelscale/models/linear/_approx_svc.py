@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..._validation import check_sample_weight, check_X_y, random_seed, resolve_memory_budget
+from ..._validation import (
+    available_when,
+    check_sample_weight,
+    check_X_y,
+    random_seed,
+    resolve_memory_budget,
+)
 from ...solvers import SGDState, asgd_pass
 from ...sources import is_dask_array
 from .._approx import APPROX_CONSTRAINTS, ApproxKernelMixin
@@ -185,7 +190,7 @@ class ApproxKernelSVC(ProbabilityMixin, ApproxKernelMixin, ClassifierShell, Clas
         self._rng = np.random.default_rng(random_seed(self.random_state))
         return self
 
-    @available_if(_without_probability)
+    @available_when(_without_probability)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass of averaged SGD over a chunk of rows (online training).
 

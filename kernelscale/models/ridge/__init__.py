@@ -1,5 +1,6 @@
 """Nystrom kernel ridge regression solved by FALKON (preconditioned CG on m centres)."""
 
+from ._calibration import calibrated_proba, fold_calibration
 from ._falkon import NystromKernelRidge, NystromKernelRidgeClassifier
 from ._falkon_settings import FLOAT32_PENALTY_FLOOR, auto_n_components
 
@@ -8,4 +9,6 @@ __all__ = [
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
     "auto_n_components",
+    "calibrated_proba",
+    "fold_calibration",
 ]

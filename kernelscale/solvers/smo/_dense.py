@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ..._clock import checkpoint, current_stop
 from ._compiled import rows_dot
 from ._dense_compiled import (
     COMPACT_KEEP,
@@ -192,9 +193,10 @@ def solve_whole(K, y, alpha, G, C, p, *, tol, max_iter, shrinking=True, monitor=
     largest = DenseWorkspace.sizes(n)[1]
     work = np.empty(largest if work_bytes is None
                     else min(largest, int(work_bytes) // K.itemsize), K.dtype)
-    if monitor is None:
+    if monitor is None and current_stop() is None:
         return int(solve_pairs(K, y, alpha, G, C, p, float(tol), int(max_iter), work,
                                bool(shrinking)))
+    # in chunks: for the progress bar, and so that a time budget's stop is checked
     step = max(_PROGRESS_PAIRS * n, 1000)
     done = calls = 0
     while done < max_iter:
@@ -202,7 +204,9 @@ def solve_whole(K, y, alpha, G, C, p, *, tol, max_iter, shrinking=True, monitor=
         steps = int(solve_pairs(K, y, alpha, G, C, p, float(tol), chunk, work, bool(shrinking)))
         done += steps
         calls += 1
-        monitor(calls, float(solution_summary(y, G, alpha, C)[0]), n)
+        if monitor is not None:
+            monitor(calls, float(solution_summary(y, G, alpha, C)[0]), n)
+        checkpoint()
         if steps < chunk:
             break
     return done
@@ -332,8 +336,16 @@ def smo_dense_path(K, y, weights, Cs, *, rows=None, tol=1e-3, max_iter=-1, warn=
     largest = int((weights > 0).sum(axis=1).max(initial=0))
     workspace = DenseWorkspace() if workspace is None else workspace
     fold_work, work = workspace.buffers(largest, K.dtype)
-    solve_path(K, rows, y, weights, Cs, float(tol), int(max_iter), alpha, intercept, objective,
-               gap, n_iter, fold_work, work)
+    if current_stop() is None:
+        solve_path(K, rows, y, weights, Cs, float(tol), int(max_iter), alpha, intercept,
+                   objective, gap, n_iter, fold_work, work)
+    else:  # fold by fold, so that a time budget's stop is checked between them
+        for f in range(weights.shape[0]):
+            checkpoint()
+            part = slice(f, f + 1)
+            solve_path(K, rows, y, weights[part], Cs, float(tol), int(max_iter), alpha[part],
+                       intercept[part], objective[part], gap[part], n_iter[part], fold_work,
+                       work)
     converged = (gap < tol) | (n_iter < max_iter)
     if warn and not converged.all():
         warnings.warn(f"SMO stopped after {max_iter} pair updates with violation "

@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ..._clock import checkpoint
 from ...kernels import blas_on_numba_threads
 from ._compiled import gather_block, update_gradient
 from ._dense import solve_whole
@@ -264,6 +265,7 @@ def _smo(rows, cache, y, C, *, tol, max_iter, working_set_size, shrinking, verbo
             break
         if n_iter >= max_iter:
             break
+        checkpoint()
         n_outer += 1
         # keep the newest half of the previous working set, fill with new violators
         # (at least two fresh ones: the maximal violating pair must always be in)

@@ -1,0 +1,326 @@
+"""The search's stages after its grid: the refit of the best on every row (or, where the
+time left cannot pay for it, on as many of the first fold's training rows as it can),
+the exact SVM as a challenger, and FALKON's centres grown by the time left.
+
+The refit is part of the plan: the grid stops starting gammas while the refit,
+predicted from the winner's measured fits, still fits the budget; if it is
+predicted not to fit when its turn comes, the winner is fitted on the most rows
+the time left pays for and scored on the first fold's held-out rows, and it is
+kept only if it scored better than the model already held.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._clock import now
+from .._planner import MemoryPlan, nbytes
+from ..models.ridge import fold_calibration
+from ._capacity import exact_challenger, grow_centres
+from ._deadline import refit_reserve
+from ._engines import classifier_model
+from ._exact import exact_kernel_matrix, exact_refit_plan
+from ._first_model import FIT_GROWTH, REFIT_SAFETY, model_on, subsample_rows
+from ._schedule import CostCurve
+from ._state import Candidate, same_point
+
+__all__ = ["refit", "challenge", "grow"]
+
+#: a refit predicted longer than this, and a large part of the time left, is preceded
+#: by the winner fitted on a share of the rows (so that a machine that turns slower
+#: still leaves its model, not the first one)
+SECURE_SECONDS = 10.0
+#: that share of the refit's predicted seconds
+SECURE_SHARE = 0.15
+
+
+def _winner(records):
+    means = np.array([np.mean(r["scores"]) for r in records])
+    means = np.where(np.isfinite(means), means, -np.inf)
+    return records[int(np.argmax(means))]
+
+
+def _describe(point, state):
+    text = f"{point['family']}, gamma x {point['gamma'] / state.space['gamma_ref']:.3g}"
+    for key in ("C", "alpha"):
+        if key in point:
+            text += f", {key}={point[key]:.3g}"
+    return text
+
+
+def _fit_curve(state, winner, train_rows):
+    """The winner's fit cost by rows: the first model's measured fits where it is that
+    family (they measured the estimator's own fit), else its measured fold fits."""
+    family = winner["params"]["family"]
+    if state.fit_curve is not None and state.fit_curve.points and family == state.fit_family:
+        curve = CostCurve(*FIT_GROWTH[family])
+        curve.points = list(state.fit_curve.points)
+        return curve
+    curve = CostCurve(*FIT_GROWTH[family])
+    path = [r for r in (state.records or state.screened)
+            if r["params"]["family"] == family and r["params"]["gamma"] == winner["params"]["gamma"]
+            and r["params"].get("C", 0) <= winner["params"].get("C", 0)]
+    seconds = float(sum(np.mean(r["fit_times"]) for r in path)) if family != "falkon" else \
+        float(np.mean(winner["fit_times"]))
+    curve.add(train_rows, seconds)
+    return curve
+
+
+def refit(search, state, sched):
+    """The grid's winner on every row, where the time left pays for it; else on the most
+    of the first fold's training rows it pays for. Kept only if it scored better."""
+    records = state.records or state.screened
+    if not records:
+        sched.skip("refit", f"nothing was cross-validated: the first model stands "
+                            f"({state.best.rows} rows)")
+        return
+    winner = _winner(records)
+    point = winner["params"]
+    n = state.n
+    if state.records:
+        score0, cv = float(winner["scores"][0]), float(np.mean(winner["scores"]))
+        held = state.best
+        state.credit(held)
+        if not state.better(Candidate(None, {}, point, score0, cv, n, "refit"), held):
+            which = (f"mean CV {held.cv_score:.4f} against {cv:.4f}" if held.cv_score is not None
+                     else f"{held.score:.4f} against {score0:.4f} on the first fold's held-out "
+                          "rows")
+            _held_on_every_row(search, state, sched, (
+                f"the grid's best ({_describe(point, state)}) did not score above the "
+                f"{held.how} ({which})"))
+            return
+        n_train = min(len(tr) for tr, _ in state.folds)
+        unit = state.unit_curve.predict(n) if state.unit_curve is not None else 0.0
+        predicted = REFIT_SAFETY * refit_reserve(
+            point["family"], [r for r in records if r["params"]["family"] == point["family"]],
+            unit, n / n_train, state.data["X"].shape, state.settings["memory_budget"])
+        if state.settings.get("probability"):
+            predicted *= 1 + 5 * (n_train / n)
+        if sched.affordable(predicted):
+            if predicted >= SECURE_SECONDS and predicted > 0.3 * sched.left() and \
+                    not same_point(held.point, point):
+                _on_rows(search, state, sched, winner, SECURE_SHARE, predicted,
+                         "refit (secured first)")
+            _on_every_row(search, state, sched, winner, predicted)
+            return
+        why = (f"the refit on every row is predicted at {predicted:.1f} s, {sched.left():.1f} s "
+               "are left")
+    else:
+        why = f"the grid was cross-validated on {state.screened_rows} rows only"
+    _on_rows(search, state, sched, winner, None, None, "refit on a subsample", why)
+
+
+def _on_every_row(search, state, sched, winner, predicted):
+    point = winner["params"]
+    n = state.n
+    data = state.data
+    with sched.stage("refit", predicted=predicted) as run:
+        model, params = model_on(search, state, point, n)
+        extra = {}
+        # KernelSVC's own rule: one matrix for several binary problems (its plan holds
+        # it); the grid's distances make it bit for bit the kernel the search scored
+        if point["family"] == "exact-svm" and len(data["classes"]) > 2:
+            plan = exact_refit_plan(state.raw_X, data["y_index"], data["classes"],
+                                    data["sample_weight"], state.settings, params["gamma"])
+            if plan.fits:
+                factor = point["gamma"] / state.space["gamma_ref"]
+                extra = {"kernel_matrix": exact_kernel_matrix(
+                    data["X"], state.space["gamma_ref"], factor, plan.fill_bytes)}
+        began = now()
+        model.fit(state.raw_X, data["y"], data["sample_weight"], **extra)
+        took = now() - began
+        calibration = None
+        if "values" in winner:  # FALKON's out-of-fold scores: its probabilities, for free
+            calibration = fold_calibration(winner["values"], data["y_index"],
+                                           len(data["classes"]))
+        candidate = Candidate(model, params, dict(point), float(winner["scores"][0]),
+                              float(np.mean(winner["scores"])), n, "refit", calibration)
+        state.consider(candidate)
+        run.note = (f"{_describe(point, state)} on all {n} rows in {took:.1f} s "
+                    f"(predicted {predicted:.1f} s)")
+    if run.outcome == "stopped":
+        run.note += f"; the {state.best.how} on {state.best.rows} rows stands"
+
+
+def _held_on_every_row(search, state, sched, why):
+    """The held model's configuration refitted on every row, where it was fitted on fewer
+    and the time left pays for it (it carries the score it was kept for)."""
+    held = state.best
+    if held.rows >= state.n or held.point is None or state.fit_curve is None or \
+            held.point["family"] != state.fit_family:
+        sched.skip("refit", f"{why}: the {held.how} on {held.rows} rows stands")
+        return
+    predicted = REFIT_SAFETY * state.fit_curve.predict(state.n)
+    if not sched.affordable(predicted):
+        sched.skip("refit", f"{why}; its refit on every row is predicted at {predicted:.1f} s, "
+                            f"{sched.left():.1f} s are left: the {held.how} on {held.rows} rows "
+                            "stands", predicted=predicted)
+        return
+    with sched.stage("refit", predicted=predicted) as run:
+        model, params = model_on(search, state, held.point, state.n)
+        began = now()
+        model.fit(state.raw_X, state.data["y"], state.data["sample_weight"])
+        state.consider(Candidate(model, params, held.point, held.score, held.cv_score,
+                                 state.n, held.how + ", refitted"))
+        run.note = (f"{why}: its configuration ({_describe(held.point, state)}) refitted on "
+                    f"all {state.n} rows in {now() - began:.1f} s")
+
+
+def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
+    """The winner on the most of the first fold's training rows the time pays for (or on
+    ``share`` of the rows a full refit predicted at ``predicted_full`` would take),
+    scored on that fold's held-out rows."""
+    point = winner["params"]
+    train = state.train0
+    fold_rows = train.size if state.records else int(0.8 * state.screened_rows)
+    curve = _fit_curve(state, winner, fold_rows)
+    seconds = sched.left() if share is None else share * predicted_full
+    rows = int(min(train.size, curve.largest(seconds / REFIT_SAFETY)))
+    held = state.best
+    same = held is not None and same_point(held.point, point)
+    if same and rows <= held.rows:
+        _held_on_every_row(search, state, sched, f"{why}; its best is the {held.how}'s "
+                                                 f"configuration, fitted on {held.rows} rows")
+        return
+    if rows < min(train.size, 200):
+        sched.skip("refit", f"{why}; not even {min(train.size, 200)} rows of the first fold fit "
+                            f"the {max(sched.left(), 0):.1f} s left: the {held.how} on "
+                            f"{held.rows} rows stands", predicted=curve.predict(train.size))
+        return
+    with sched.stage("refit", predicted=curve.predict(rows)) as run:
+        part = subsample_rows(train, rows, state.data["y_index"],
+                              state.settings["random_state"])
+        model, params = model_on(search, state, point, part.size)
+        took = state.fit_on(model, part)
+        score = state.score_on_first_fold(model)
+        state.n_scored += 1
+        candidate = Candidate(model, params, dict(point), score, None, part.size, how)
+        kept = state.consider(candidate)
+        run.outcome = "shrunk" if share is None else "done"
+        run.note = ((f"{why}: " if why else "") + f"{_describe(point, state)} fitted on "
+                    f"{part.size} of the first fold's {train.size} training rows in "
+                    f"{took:.1f} s: {score:.4f} on its held-out rows"
+                    + ("" if kept else f", not above the {state.best.how}'s "
+                       f"{state.best.score:.4f} (kept)"))
+
+
+def _fold_settings(state):
+    """Settings of a fit on the first fold: uncalibrated, its budget less the fold's copy."""
+    train, test = state.train0, state.valid0
+    settings = state.settings
+    copy = nbytes(state.data["X"][:1]) * (len(train) + len(test))
+    MemoryPlan("a fit on the first fold", settings["memory_budget"],
+               {"the fold's rows": copy}).require()
+    return {**settings, "probability": False, "memory_budget": settings["memory_budget"] - copy}
+
+
+def challenge(search, state, sched):
+    """The exact SVM against a winner of another family, where its measured cost fits the
+    time left (:func:`exact_challenger`); refitted on every row where it wins."""
+    search.challenger_ = None
+    best = state.best
+    if (state.task != "classifier" or sched.end is None or search.families != "auto"
+            or best.params["family"] == "exact-svm"):
+        sched.skip("challenger", "not needed: the exact SVM challenges a classifier's model of "
+                                 "another family under a time budget")
+        return
+    space, data = state.space, state.data
+    defaults = {"family": "exact-svm", "gamma": space["gamma_ref"], "C": 1.0}
+    candidates = [("at its defaults (C=1)", defaults)]
+    screened = getattr(state, "screen", None)
+    if screened and "exact-svm" in screened:
+        top = screened["exact-svm"]["params"]
+        if not (np.isclose(top["gamma"], defaults["gamma"]) and top["C"] == 1.0):
+            candidates.insert(0, (
+                f"at its best on the family screen (C={top['C']:.4g}, gamma x "
+                f"{top['gamma'] / space['gamma_ref']:.4g})", top))
+    scored = best.score
+    fold = (state.train0, state.valid0)
+    with sched.stage("challenger") as run:
+        fold_settings = _fold_settings(state)
+        step = None
+        for how, params in candidates:  # noqa: B007 (``how`` describes the last one tried)
+            steps = []
+            exact_challenger(lambda p=params: classifier_model(p, fold_settings), data["X"],
+                             data["y"], data["sample_weight"], fold, scored,
+                             scoring=search.scoring, task=state.task, end=run.until,
+                             seed=state.settings["random_state"], log=steps.append)
+            step = {**steps[0], "params": params, "winner_score": scored}
+            search.challenger_ = step
+            if step["score"] is not None:
+                break
+        run.note = _challenger_note(search, step, how, scored)
+        if step["won"]:
+            model, raw = model_on(search, state, params, state.n)
+            model.fit(state.raw_X, data["y"], data["sample_weight"])
+            state.n_scored += 1
+            state.consider(Candidate(model, raw, dict(params), step["score"], None, state.n,
+                                     "challenger"))
+
+
+def _challenger_note(search, step, how, scored):
+    if step["won"]:
+        note = (f"the exact SVM {how} then scored {step['score']:.4f} on the first fold "
+                f"against the search's {scored:.4f} and was refitted (its cost measured: "
+                f"~n^{step['exponent']:.2f}, {step['seconds']:.1f} s on the fold)")
+    elif step["score"] is not None:
+        note = (f"the exact SVM {how} scored {step['score']:.4f} on the first fold, not above "
+                f"the search's {scored:.4f}")
+    else:
+        note = (f"the exact SVM was not fitted on every row: its cost measured on up to "
+                f"{step['measured_rows'][-1]} rows (~n^{step['exponent']:.2f}) predicted "
+                f"{step['predicted_fold_s']:.0f} s for the first fold and "
+                f"{step['predicted_refit_s']:.0f} s for the refit, past the time left")
+    search.family_choice_ = search.family_choice_.rstrip(".") + "; " + note
+    return note
+
+
+def grow(search, state, sched):
+    """FALKON's centres, grown while the time left allows and they score better on the
+    first fold (:func:`grow_centres`); the winner refitted with them on every row."""
+    search.capacity_ = None
+    best = state.best
+    if (best.how != "refit" or best.point["family"] != "falkon"
+            or search.n_components is not None or sched.end is None):
+        sched.skip("growth", "not needed: FALKON's centres grow for a refitted FALKON winner "
+                             "with automatic n_components under a time budget")
+        return
+    point = dict(best.point)
+    refit_s = sum(r.seconds for r in sched.records if r.stage == "refit" and r.outcome == "done")
+    steps = []
+    with sched.stage("growth") as run:
+        fold_settings = _fold_settings(state)
+        dtype = point.get("dtype") or state.data["X"].dtype
+        itemsize = 4 if np.dtype(dtype) == np.float32 else 8
+
+        def make_model(m):  # on the columns the grid scored (scaled by the widths)
+            return search._best_model({**point, "n_components": m}, fold_settings)[0]
+        search.capacity_ = steps
+        m = grow_centres(
+            make_model, state.data["X"], state.data["y"], state.data["sample_weight"],
+            (state.train0, state.valid0), best.score, m=point["n_components"],
+            scoring=search.scoring, task=state.task, end=run.until, refit_seconds=refit_s,
+            memory_budget=state.settings["memory_budget"],
+            fold_budget=fold_settings["memory_budget"], itemsize=itemsize, log=steps.append)
+        state.n_scored += len(steps)
+        tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
+                          for s in steps)
+        run.note = (f"first fold: {best.score:.4f} with {point['n_components']} centres"
+                    + (f", then {tried}" if tried else "; no doubling fits the time left"))
+        if m == point["n_components"]:
+            return
+        search.family_choice_ = search.family_choice_.rstrip(".") + (
+            f"; the time left grew FALKON's centres to {m} (first fold: {best.score:.4f} with "
+            f"the grid's {point['n_components']}, then {tried})")
+        grown = {**point, "n_components": m}
+        model, params = model_on(search, state, grown, state.n)
+        model.fit(state.raw_X, state.data["y"], state.data["sample_weight"])
+        kept = [s for s in steps if s["kept"]]
+        # the grid's configuration with more centres: best_index_ stays the grid's point
+        state.consider(Candidate(model, params, dict(best.point), kept[-1]["score"], None,
+                                 state.n, "growth"))
+        run.note += f"; refitted with {m} centres on every row"
+    if run.outcome == "stopped":
+        run.note += f"; the {state.best.how} with {state.best.params.get('n_components')} " \
+                    "centres stands"
+

@@ -1,0 +1,156 @@
+"""The search's widths stage: per-feature kernel widths (:class:`KernelWidths`) where they
+are to be learned and their measured cost fits what the grid and the refit leave."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._clock import now
+from .._planner import MemoryPlan, nbytes
+from ..models.ridge import FLOAT32_PENALTY_FLOOR
+from ._first_model import REFIT_SAFETY, predicted_refit, predicted_unit
+from ._schedule import CostCurve
+from ._widths import KernelWidths, WidthsTimeError
+
+__all__ = ["learn_metric", "wants_widths", "run_seconds", "WIDTHS_MIN_ROWS",
+           "WIDTHS_MAX_FEATURES"]
+
+#: the most of the time budget the widths may take
+WIDTHS_SHARE = 0.25
+#: learn_widths="auto" learns them from this many rows on (below, the held-out parts
+#: the widths are chosen on are too small to rank the features reliably) ...
+WIDTHS_MIN_ROWS = 5_000
+#: ... and for at most this many dense features (tabular data: a step costs n m d, and
+#: images or text, thousands of like columns, gain little)
+WIDTHS_MAX_FEATURES = 200
+#: the fewest rows the widths are learned on when the time shrinks them
+WIDTHS_LEAST_ROWS = 2_000
+#: L-BFGS steps the widths are priced at (they stop early, ~20-40 steps, see _widths)
+WIDTHS_STEPS = 30
+#: rows of the smaller of the two measurements that price a step of the widths
+WIDTHS_PROBE_ROWS = 1_000
+#: a fit of two L-BFGS iterations costs about this many steps (its loss and gradient at
+#: the start, then per iteration; 2.1 s for 2 iterations against 0.42 s a step measured
+#: on 20,000 rows x 20 features)
+WIDTHS_PROBE_STEPS = 5.0
+
+
+def wants_widths(learn_widths, X):
+    """``(learn, why not)``: whether the widths are to be learned for ``X``."""
+    n, d = X.shape
+    if learn_widths == "auto":
+        if hasattr(X, "tocsr"):
+            return False, "not learned: sparse columns (learn_widths='auto')"
+        if n < WIDTHS_MIN_ROWS:
+            return False, f"not learned: {n} rows < {WIDTHS_MIN_ROWS} (learn_widths='auto')"
+        if not 2 <= d <= WIDTHS_MAX_FEATURES:
+            return False, (f"not learned: {d} features, outside 2-{WIDTHS_MAX_FEATURES} "
+                           "(learn_widths='auto')")
+        return True, ""
+    if not learn_widths:
+        return False, "not learned: learn_widths=False"
+    return True, ""
+
+
+def learn_metric(search, state, sched):
+    """The per-feature widths (:class:`KernelWidths`), where they are to be learned and
+    their measured cost fits what the grid and the refit leave."""
+    X = state.data["X"]
+    learn, why = wants_widths(search.learn_widths, X)
+    if not learn:
+        sched.skip("widths", why)
+        return
+    classifier = state.task == "classifier"
+    y = state.data["y"] if classifier or state.data["y"].ndim == 1 else state.data["y"][:, 0]
+    task = "classification" if classifier else "regression"
+    seed = state.settings["random_state"]
+    budget = state.settings["memory_budget"]
+    n = X.shape[0]
+    wanted = rows = int(min(n, KernelWidths().max_samples))
+    reserve = REFIT_SAFETY * predicted_refit(state) + 2 * predicted_unit(state, n)
+    granted = None
+    if sched.end is not None:
+        granted = min(WIDTHS_SHARE * sched.budget_s, sched.left() - reserve)
+        least = min(WIDTHS_LEAST_ROWS, rows)
+        if granted <= 0:
+            sched.skip("widths", f"skipped for time: {max(sched.left(), 0):.1f} s are left, and "
+                                 f"the grid and the refit are predicted at {reserve:.1f} s")
+            return
+        # a step's cost is measured on two small subsamples (a fixed part, for the
+        # centres, and a part that grows with the rows), then priced on the rows
+        with sched.stage("widths probe", seconds=granted) as run:
+            points = []
+            for probe in sorted({min(n, WIDTHS_PROBE_ROWS), min(n, 4 * WIDTHS_PROBE_ROWS)}):
+                began = now()
+                try:
+                    KernelWidths(task=task, max_samples=probe, max_iter=2,
+                                 memory_budget=budget, random_state=seed).fit(X, y)
+                except WidthsTimeError:
+                    run.outcome = "stopped"
+                    break
+                points.append((probe, (now() - began) / WIDTHS_PROBE_STEPS))
+            curve = CostCurve(1.0, 1.0, 1.0)
+            if len(points) > 1:
+                curve = CostCurve.affine(points)
+            elif points:
+                curve.add(*points[0])
+            run.note = (f"a step of the widths: {curve.predict(rows):.2f} s on {rows} rows "
+                        f"(measured on {', '.join(str(p[0]) for p in points) or 'no'} rows)")
+        granted -= run_seconds(sched)
+        rows = int(min(rows, curve.largest(granted / WIDTHS_STEPS)))
+        if run.outcome != "done" or rows < least:
+            sched.skip("widths", (
+                f"skipped for time: {WIDTHS_STEPS} steps on {least} rows are predicted at "
+                f"{WIDTHS_STEPS * curve.predict(least):.1f} s, and {max(granted, 0):.1f} s are "
+                f"left beside the grid's and the refit's {reserve:.1f} s"),
+                predicted=WIDTHS_STEPS * curve.predict(wanted))
+            return
+    widths = KernelWidths(task=task, max_samples=rows, time_budget=granted,
+                          memory_budget=budget, random_state=seed,
+                          verbose=max(0, search.verbose - 1))
+    with sched.stage("widths", reserve=reserve) as run:
+        try:
+            widths.fit(X, y)
+        except WidthsTimeError as error:
+            run.outcome = "skipped"
+            run.note = f"skipped for time: their first step took {error.seconds:.1f} s"
+            return
+        run.note = (f"learned on {rows} rows in {widths.n_iter_} steps (stopping loss "
+                    f"{widths.initial_loss_:.4g} -> {widths.loss_:.4g})")
+        if rows < wanted:
+            run.outcome = "shrunk"
+            run.note += f"; rows shrunk from {wanted} to fit the time"
+    if run.outcome in ("done", "shrunk"):
+        _use_widths(search, state, widths)
+
+
+def run_seconds(sched):
+    """Seconds the last stage took."""
+    return sched.records[-1].seconds
+
+
+def _use_widths(search, state, widths):
+    """Search on columns scaled by sqrt(widths): its gamma 1 is the learned kernel, its
+    factors scale it; the refit puts gamma * widths on the raw columns."""
+    data, space, settings = state.data, state.space, state.settings
+    X = data["X"]
+    scaled = widths.transform(X)
+    copy = nbytes(scaled) if scaled is not X else 0
+    MemoryPlan("the columns scaled by the learned widths", settings["memory_budget"],
+               {"scaled columns": copy}).require(" (or learn_widths=False)")
+    data["raw_X"], data["X"] = X, scaled
+    settings["memory_budget"] -= copy
+    search.widths_ = widths
+    search.feature_relevance_ = widths.feature_relevance_
+    space["gamma_ref"] = 1.0
+    if search.alphas is None:
+        # at most float32's floor unless float64 is asked for: below it the refit is
+        # float64, whose K(X, C) at 1e6 rows is recomputed at every CG step
+        penalty = widths.penalty_ if search.dtype == "float64" else \
+            max(widths.penalty_, FLOAT32_PENALTY_FLOOR)
+        space["alphas"] = np.unique(np.r_[space["alphas"], penalty * settings["weight_total"]])
+    # the first model's configuration and the grid probe's records were on the raw
+    # columns: no grid point is either now
+    if state.best is not None and state.best.how == "first model":
+        state.best.point = None
+    state.screened, state.screened_rows = [], 0

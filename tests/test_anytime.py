@@ -1,0 +1,196 @@
+"""The anytime search (issue 44): a model from the first seconds, every stage inside the
+time the scheduler grants it, the budget kept whatever the machine's speed, nothing
+scored lost to the clock, Ctrl-C or a failed configuration.
+
+The clocks here are fake (``kernelscale._clock._now``): the tests assert on the time the
+search saw, never on the wall clock, so a busy CI machine cannot fail them.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+from kernelscale import KernelClassifierCV, KernelRegressorCV, _clock
+from kernelscale.datasets import make_nonlinear_problem
+from kernelscale.model_selection import _refit, _search, _stages, _state
+from kernelscale.model_selection._schedule import CostCurve, Scheduler
+
+
+class SlowClock:
+    """The wall clock, ``factor`` times slower from when ``slow()`` is called: work after
+    it appears to take ``factor`` times as long as the same work before."""
+
+    def __init__(self):
+        self.real0 = time.perf_counter()
+        self.fake0 = 1000.0
+        self.factor = 1.0
+
+    def __call__(self):
+        return self.fake0 + (time.perf_counter() - self.real0) * self.factor
+
+    def slow(self, factor):
+        now = self()
+        self.real0, self.fake0, self.factor = time.perf_counter(), now, factor
+
+
+@pytest.fixture
+def slow_after_first_model(monkeypatch):
+    """Every unit of work after the first model 3x slower than the first model measured."""
+    clock = SlowClock()
+    monkeypatch.setattr(_clock, "_now", clock)
+    real = _search.first_model
+
+    def first_then_slow(*args):
+        real(*args)
+        clock.slow(3.0)
+    monkeypatch.setattr(_search, "first_model", first_then_slow)
+    return clock
+
+
+@pytest.mark.parametrize("task, rows, budget", [("classifier", 6000, 20.0),
+                                                ("regressor", 8000, 24.0)])
+def test_a_search_3x_slower_than_its_pilot_still_returns_within_the_budget(
+        slow_after_first_model, task, rows, budget):
+    clock = slow_after_first_model
+    X, y = make_nonlinear_problem(rows, n_features=8, n_informative=4, random_state=0)
+    if task == "regressor":
+        y = X[:, 0] * X[:, 1] + np.sin(X[:, 2])
+        search = KernelRegressorCV(time_budget=budget, random_state=0)
+    else:
+        search = KernelClassifierCV(time_budget=budget, random_state=0)
+    began = clock()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    took = clock() - began
+    assert took <= budget * 1.05 + 2.0, [r.line() for r in search.stages_]
+    assert search.predict(X[:10]).shape == (10,)
+    assert search.best_estimator_ is not None and search.stages_[0].stage == "first model"
+    # every stage's time was granted by the scheduler, and none ran past its grant
+    for record in search.stages_:
+        if record.outcome != "skipped":
+            assert record.granted is not None, record.line()
+            assert record.seconds <= record.granted + 2.0, record.line()
+
+
+def test_every_stage_runs_inside_a_grant(monkeypatch):
+    # no work of a time-budgeted search runs without a stop armed by the scheduler, but
+    # the first model's first fit (the probe that says whether the budget can be met)
+    calls = {"armed": 0, "unarmed": []}
+
+    def armed(what):
+        if _clock.current_stop() is None:
+            calls["unarmed"].append(what)
+        else:
+            calls["armed"] += 1
+
+    real_run, real_fit = _stages.run_family, _state.SearchState.fit_on
+
+    def run_family(*args, **kwargs):
+        armed(f"grid {args[0]}")
+        return real_run(*args, **kwargs)
+
+    def fit_on(self, model, rows):
+        armed(f"fit on {rows.size} rows")
+        return real_fit(self, model, rows)
+    monkeypatch.setattr(_stages, "run_family", run_family)
+    monkeypatch.setattr(_state.SearchState, "fit_on", fit_on)
+    from kernelscale.models import NystromKernelRidge
+    real_ridge = NystromKernelRidge.fit
+
+    def ridge_fit(self, X, y, sample_weight=None, **kw):
+        armed(f"NystromKernelRidge on {len(X)} rows")
+        return real_ridge(self, X, y, sample_weight, **kw)
+    monkeypatch.setattr(NystromKernelRidge, "fit", ridge_fit)
+    X, _ = make_nonlinear_problem(6000, n_features=6, random_state=1)
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2
+    search = KernelRegressorCV(time_budget=60, random_state=0).fit(X, y)
+    # the one fit outside a grant is the first one, and it is inside the first model's
+    # stage record
+    assert len(calls["unarmed"]) == 2 and calls["armed"] > 5, calls
+    assert calls["unarmed"][0].startswith("fit on")
+    stages = [r.stage for r in search.stages_]
+    assert stages[0] == "first model" and "refit" in stages and search.refit_rows_ == 6000
+
+
+def test_ctrl_c_before_the_first_model_says_nothing_was_scored(monkeypatch):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(_state.SearchState, "fit_on", interrupt)
+    X, y = make_nonlinear_problem(500, random_state=0)
+    with pytest.raises(KeyboardInterrupt, match="before the first model: nothing was scored"):
+        KernelClassifierCV().fit(X, y)
+
+
+def test_a_failed_gamma_of_falkon_is_dropped_with_a_warning(monkeypatch):
+    import kernelscale.model_selection._least_squares as least_squares
+
+    real, calls = least_squares.whitening, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # the second gamma of the grid on every row
+            raise np.linalg.LinAlgError("injected")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(least_squares, "whitening", failing)
+    X, y = make_nonlinear_problem(600, random_state=0)
+    with pytest.warns(UserWarning, match=r"gamma factor .* failed \(LinAlgError: injected\)"):
+        search = KernelClassifierCV(families="falkon", n_components=50, gamma_factors=[1, 2, 4],
+                                    alphas=[1.0, 10.0], random_state=0).fit(X, y)
+    assert len({p["gamma"] for p in search.cv_results_["params"]}) == 2
+    assert search.model_origin_ == "refit" and search.predict(X).shape == (600,)
+
+
+def test_a_refit_the_time_left_cannot_pay_for_fits_the_first_folds_rows(monkeypatch):
+    # the refit on every row predicted past the budget: the winner is fitted on the rows the
+    # time pays for, scored on the first fold's held-out rows, and said
+    monkeypatch.setattr(_refit, "refit_reserve", lambda *a, **k: 1e6)
+    X, y = make_nonlinear_problem(3000, random_state=0)
+    search = KernelClassifierCV(families="exact-svm", gamma_factors=[1.0], Cs=[1.0, 10.0],
+                                time_budget=30, random_state=0).fit(X, y)
+    refits = [r for r in search.stages_ if r.stage == "refit"]
+    assert "the refit on every row is predicted at" in refits[0].note, refits[0].line()
+    assert search.predict(X).shape == (3000,)
+    if search.best_params_["C"] == 10.0:  # not the first model's C: fitted on a subsample
+        assert search.model_origin_ == "refit on a subsample" and search.refit_rows_ < 3000
+        assert "of the first fold's 2400 training rows" in refits[0].note
+    else:  # the first model's configuration: refitted on every row (its own measured cost)
+        assert search.model_origin_ == "first model, refitted" and search.refit_rows_ == 3000
+
+
+def test_the_threads_follow_the_free_cores(monkeypatch):
+    from kernelscale._parallel import LoadMeter, ThreadGovernor
+
+    meter = LoadMeter()
+    meter.cores = 2
+    monkeypatch.setattr(meter, "others", lambda: 1.9)  # two busy loops beside the fit
+    governor = ThreadGovernor(meter)
+    try:
+        assert governor.update() == 1
+        monkeypatch.setattr(meter, "others", lambda: 0.1)
+        assert governor.update() == 2
+    finally:
+        governor.restore()
+
+
+def test_cost_curves_and_the_scheduler_records():
+    curve = CostCurve(1.0, 0.5, 1.5, fixed=1.0)
+    curve.add(1000, 2.0)
+    assert curve.predict(3000) == pytest.approx(4.0) and curve.largest(4.0) == 3000
+    clock = [0.0]
+    scheduler = Scheduler(10.0, 0.0)
+    try:
+        _clock._now, real = (lambda: clock[0]), _clock._now
+        with scheduler.stage("grid", reserve=4.0) as run:
+            assert run.until == pytest.approx(10.0 - 4.0 - 0.25)
+            clock[0] = 7.0
+            _clock.checkpoint()  # past the grant: the stage is stopped, what it did kept
+            pytest.fail("not stopped")
+        record = scheduler.records[-1]
+        assert record.outcome == "stopped" and record.granted == pytest.approx(5.75)
+    finally:
+        _clock._now = real
