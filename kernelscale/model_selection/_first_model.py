@@ -11,6 +11,7 @@ import numpy as np
 
 from .._clock import now, unarmed
 from ..models.ridge import FLOAT32_PENALTY_FLOOR
+from ._deadline import refit_reserve
 from ._engines import FEATURE_SVMS, middle_out
 from ._schedule import CostCurve
 from ._space import refit_dtype
@@ -18,6 +19,7 @@ from ._state import Candidate
 
 __all__ = ["SearchTimeError", "first_model", "first_family", "middle_point", "raw_params",
            "model_on", "subsample_rows", "predicted_refit", "predicted_unit", "describe",
+           "refit_seconds",
            "FIT_GROWTH", "REFIT_SAFETY", "UNIT_PER_FIT"]
 
 #: rows of the first model (the probe whose cost says whether a budget can be met)
@@ -117,7 +119,7 @@ def first_model(search, state, sched):
     family = first_family(state)
     point = middle_point(family, state.space, state.settings)
     curve = state.fit_curve = CostCurve(*FIT_GROWTH[family], warmup=True)
-    state.fit_family = family
+    state.fit_family, state.fit_point = family, point
     train = state.train0
     labels = state.data["y_index"]
     seed = state.settings["random_state"]
@@ -191,6 +193,35 @@ def predicted_refit(state, family=None):
     if curve is None or not curve.points:
         return 0.0
     return curve.predict(state.n)
+
+
+def refit_seconds(state, records, point, unit_seconds=0.0):
+    """Seconds to reserve for refitting ``point`` on every row (``REFIT_SAFETY`` and a
+    calibration's 5 fits included).
+
+    The first model's measured fits of the same family predict it best (they are the
+    estimator's own fits, not shares of a grid's shared work); the exact SVM's cost
+    grows with ``C`` (about as its square root, beyond the first model's ``C``). Other
+    families: :func:`kernelscale.model_selection._deadline.refit_reserve` on the grid's
+    measured fold fits.
+    """
+    family = point["family"]
+    n = state.n
+    n_train = min(len(tr) for tr, _ in state.folds)
+    curve = state.fit_curve
+    if family == state.fit_family and curve is not None and curve.points:
+        seconds = curve.predict(n)
+        if family == "exact-svm":
+            seconds *= max(1.0, point["C"] / state.fit_point["C"]) ** 0.5
+        elif family == "falkon" and point.get("dtype") == "float64":
+            seconds *= 2.0
+    else:
+        seconds = refit_reserve(family, [r for r in records if r["params"]["family"] == family],
+                                unit_seconds, n / n_train, state.data["X"].shape,
+                                state.settings["memory_budget"])
+    if state.settings.get("probability"):  # the calibration's 5 internal fits
+        seconds *= 1 + 5 * (n_train / n)
+    return REFIT_SAFETY * seconds
 
 
 def predicted_unit(state, rows):

@@ -17,10 +17,9 @@ from .._clock import now
 from .._planner import MemoryPlan, nbytes
 from ..models.ridge import fold_calibration
 from ._capacity import exact_challenger, grow_centres
-from ._deadline import refit_reserve
 from ._engines import classifier_model
 from ._exact import exact_kernel_matrix, exact_refit_plan
-from ._first_model import FIT_GROWTH, REFIT_SAFETY, model_on, subsample_rows
+from ._first_model import FIT_GROWTH, REFIT_SAFETY, model_on, refit_seconds, subsample_rows
 from ._schedule import CostCurve
 from ._state import Candidate, same_point
 
@@ -89,13 +88,8 @@ def refit(search, state, sched):
                 f"the grid's best ({_describe(point, state)}) did not score above the "
                 f"{held.how} ({which})"))
             return
-        n_train = min(len(tr) for tr, _ in state.folds)
         unit = state.unit_curve.predict(n) if state.unit_curve is not None else 0.0
-        predicted = REFIT_SAFETY * refit_reserve(
-            point["family"], [r for r in records if r["params"]["family"] == point["family"]],
-            unit, n / n_train, state.data["X"].shape, state.settings["memory_budget"])
-        if state.settings.get("probability"):
-            predicted *= 1 + 5 * (n_train / n)
+        predicted = refit_seconds(state, records, point, unit)
         if sched.affordable(predicted):
             if predicted >= SECURE_SECONDS and predicted > 0.3 * sched.left() and \
                     not same_point(held.point, point):

@@ -12,7 +12,7 @@ import numpy as np
 from .._clock import now
 from .._config import format_bytes
 from .._progress import progress
-from ._deadline import Deadline, refit_reserve
+from ._deadline import Deadline
 from ._engines import middle_out, run_family
 from ._exact import exact_grid_memory
 from ._first_model import (
@@ -22,6 +22,7 @@ from ._first_model import (
     first_family,
     predicted_refit,
     predicted_unit,
+    refit_seconds,
 )
 from ._halving import (
     EXACT_SCREEN_ROWS,
@@ -116,7 +117,7 @@ def screen(search, state, sched):
         sched.skip("screen", f"skipped: the exact SVM's matrix of {rows} rows does not fit the "
                              f"memory budget ({format_bytes(state.settings['memory_budget'])})")
         return
-    reserve = REFIT_SAFETY * predicted_refit(state) + 2 * predicted_unit(state, n)
+    reserve = REFIT_SAFETY * predicted_refit(state) + predicted_unit(state, n)
     n_factors = len(state.space["factors"])
     if sched.end is not None:
         # priced by one of the exact SVM's gammas measured on a small subsample
@@ -279,7 +280,7 @@ def _subsample_grid(search, state, family, rows, deadline, notes):
 def _all_rows(search, state, sched, family, space, deadline, run, notes):
     """Cross-validate ``space`` on every row; the records kept as each gamma scores them."""
     data, settings = state.data, state.settings
-    n, n_train = data["X"].shape[0], min(len(tr) for tr, _ in state.folds)
+    n = data["X"].shape[0]
     began = now()
     units = len(space["factors"])
     bar = progress(units, f"{type(search).__name__} search ({family})", verbose=search.verbose,
@@ -295,11 +296,8 @@ def _all_rows(search, state, sched, family, space, deadline, run, notes):
         state.records[base:] = records
         if deadline is not None:
             deadline.unit_done()
-            deadline.reserve = REFIT_SAFETY * refit_reserve(
-                family, records, deadline.unit, n / n_train, data["X"].shape,
-                settings["memory_budget"])
-            if settings.get("probability"):  # the calibration's 5 internal fits
-                deadline.reserve *= 1 + 5 * (n_train / n)
+            best_point = max(records, key=lambda r: np.nanmean(r["scores"]))["params"]
+            deadline.reserve = refit_seconds(state, records, best_point, deadline.unit)
             # a unit running when the measured refit needs the time is stopped
             run.stop.end = min(run.stop.end, sched.until(deadline.reserve))
         if sched.governor is not None and threading.current_thread() is threading.main_thread():

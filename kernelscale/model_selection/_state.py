@@ -104,6 +104,7 @@ class SearchState:
     complete: bool = True
     fit_curve: CostCurve | None = None
     fit_family: str | None = None
+    fit_point: dict | None = None
     unit_family: str | None = None
     # the family screen's best per family (None where it did not run)
     screen: dict | None = None

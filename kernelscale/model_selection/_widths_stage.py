@@ -67,7 +67,8 @@ def learn_metric(search, state, sched):
     budget = state.settings["memory_budget"]
     n = X.shape[0]
     wanted = rows = int(min(n, KernelWidths().max_samples))
-    reserve = REFIT_SAFETY * predicted_refit(state) + 2 * predicted_unit(state, n)
+    # the grid's one gamma (its middle: the first it tries) and the refit
+    reserve = REFIT_SAFETY * predicted_refit(state) + predicted_unit(state, n)
     granted = None
     if sched.end is not None:
         granted = min(WIDTHS_SHARE * sched.budget_s, sched.left() - reserve)
