@@ -148,7 +148,7 @@ def test_a_failed_gamma_of_falkon_is_dropped_with_a_warning(monkeypatch):
 def test_a_refit_the_time_left_cannot_pay_for_fits_the_first_folds_rows(monkeypatch):
     # the refit on every row predicted past the budget: the winner is fitted on the rows the
     # time pays for, scored on the first fold's held-out rows, and said
-    monkeypatch.setattr(_refit, "refit_reserve", lambda *a, **k: 1e6)
+    monkeypatch.setattr(_refit, "refit_seconds", lambda *a, **k: 1e6)
     X, y = make_nonlinear_problem(3000, random_state=0)
     search = KernelClassifierCV(families="exact-svm", gamma_factors=[1.0], Cs=[1.0, 10.0],
                                 time_budget=30, random_state=0).fit(X, y)

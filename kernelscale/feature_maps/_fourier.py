@@ -10,7 +10,16 @@ import numpy as np
 from .._constraints import Interval, Options
 from .._parallel import parallel_guard
 from .._validation import dense_rows, sparse_row_bytes
-from ..kernels import KERNEL_CONSTRAINTS, RBF, Laplacian, Linear, check_kernel, resolve_gamma
+from ..kernels import (
+    KERNEL_CONSTRAINTS,
+    RBF,
+    Exponential,
+    Laplacian,
+    Linear,
+    Metric,
+    check_kernel,
+    resolve_gamma,
+)
 from ._base import _FeatureMap
 
 __all__ = ["RandomFourierFeatures"]
@@ -84,18 +93,24 @@ class RandomFourierFeatures(_FeatureMap):
 
     For ``kernel="rbf"`` (``exp(-gamma ||x-y||^2)``) the frequencies are
     ``N(0, 2 gamma I)``; for ``kernel="laplacian"`` (``exp(-gamma ||x-y||_1)``)
-    each coordinate is Cauchy with scale ``gamma``.
+    each coordinate is Cauchy with scale ``gamma``; for ``kernel="exponential"``
+    (``exp(-sqrt(gamma) ||x-y||_2)``) they are multivariate Cauchy with scale
+    ``sqrt(gamma)``.
 
     Parameters
     ----------
     n_components : int, default=100
         Number of output features ``D``.
-    kernel : {"rbf", "laplacian"}, default="rbf"
+    kernel : {"rbf", "laplacian", "exponential"}, default="rbf"
         The shift-invariant kernel to approximate.
-    gamma : {"scale", "auto"}, float or array-like of shape (n_features,), default="scale"
+    gamma : {"scale", "auto"}, float, array-like of shape (n_features,) or Metric, \
+default="scale"
         Kernel scale; ``"scale"`` is ``1 / (n_features * X.var())``. An array
         is one width per feature: each feature's frequencies are scaled by its
-        own (``sqrt(2 gamma_d)`` for rbf, ``gamma_d`` for laplacian).
+        own (``sqrt(2 gamma_d)`` for rbf, ``gamma_d`` for laplacian). A
+        :class:`kernelscale.kernels.Metric` ``M = L L^T`` (or a d x d matrix): the
+        frequencies are drawn in ``L``'s r coordinates and mapped back by ``L``
+        (the isotropic map of the rows ``x L``).
     kind : {"cos", "sincos"}, default="cos"
         Cosine-with-random-phase map, or the paired sine/cosine map.
     sampling : {"iid", "orthogonal", "structured"}, default="iid"
@@ -187,11 +202,12 @@ class RandomFourierFeatures(_FeatureMap):
 
     def _check_params(self):
         kernel = check_kernel(self.kernel)
-        if not isinstance(kernel, str) or kernel not in ("rbf", "laplacian"):
+        if not isinstance(kernel, str) or kernel not in ("rbf", "laplacian", "exponential"):
             raise ValueError(
                 f"RandomFourierFeatures approximates shift-invariant kernels: kernel must "
-                f"be 'rbf' or 'laplacian', got {self.kernel!r}. Use Nystroem for other "
-                "kernels, or RandomMaclaurin / TensorSketch for the polynomial kernel."
+                f"be 'rbf', 'laplacian' or 'exponential', got {self.kernel!r}. Use Nystroem "
+                "for other kernels, or RandomMaclaurin / TensorSketch for the polynomial "
+                "kernel."
             )
         n_components, kind, sampling = self.n_components, self.kind, self.sampling
         if sampling != "iid" and kernel != "rbf":
@@ -204,9 +220,13 @@ class RandomFourierFeatures(_FeatureMap):
     def _fit(self, X, rng):
         kernel, n_components, kind, sampling = self._check_params()
         self.gamma_ = resolve_gamma(self.gamma, X)
-        self.kernel_ = (RBF if kernel == "rbf" else Laplacian)(self.gamma_)
+        self.kernel_ = {"rbf": RBF, "laplacian": Laplacian,
+                        "exponential": Exponential}[kernel](self.gamma_)
         self.n_components_ = n_components
-        n_features = X.shape[1]
+        # with a metric M = L L^T the map is the isotropic one (gamma 1) of the rows x L:
+        # its frequencies are drawn in L's r coordinates and carried back by L
+        metric = self.gamma_ if isinstance(self.gamma_, Metric) else None
+        n_features = X.shape[1] if metric is None else metric.rank
         n_pairs, n_phased = self._layout(kind, n_components)
         n_freq = n_pairs + n_phased
         if sampling == "structured":
@@ -219,17 +239,33 @@ class RandomFourierFeatures(_FeatureMap):
             chi = np.sqrt(rng.chisquare(padded, size=n_blocks * padded)[:n_freq])
             self.random_norms_ = chi / math.sqrt(padded)
         elif sampling == "orthogonal":
-            self.random_weights_ = _orthogonal_gaussian(n_features, n_freq, rng)
-            self.random_weights_ *= self._row_scale(np.sqrt(2.0 * self.gamma_))
+            W = _orthogonal_gaussian(n_features, n_freq, rng)
+            self.random_weights_ = self._scaled(W, np.sqrt(2.0), lambda g: np.sqrt(2.0 * g),
+                                                metric)
         elif kernel == "rbf":
             W = rng.standard_normal((n_features, n_freq))
-            self.random_weights_ = W * self._row_scale(np.sqrt(2.0 * self.gamma_))
+            self.random_weights_ = self._scaled(W, np.sqrt(2.0), lambda g: np.sqrt(2.0 * g),
+                                                metric)
+        elif kernel == "exponential":
+            # exp(-||x - y||)'s spectral density is the multivariate Cauchy law:
+            # a Gaussian vector over the absolute value of a Gaussian
+            W = rng.standard_normal((n_features, n_freq)) / \
+                np.abs(rng.standard_normal(n_freq))
+            self.random_weights_ = self._scaled(W, 1.0, np.sqrt, metric)
         else:
-            self.random_weights_ = rng.standard_cauchy((n_features, n_freq)) \
-                * self._row_scale(self.gamma_)
+            W = rng.standard_cauchy((n_features, n_freq))
+            self.random_weights_ = self._scaled(W, 1.0, lambda g: g, metric)
         if n_phased:
             self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=n_phased)
         return self
+
+    def _scaled(self, W, unit, scale, metric):
+        """Frequencies ``W`` drawn for the isotropic kernel of gamma 1 (``unit`` their scale),
+        carried to this one: through the metric's factor, or scaled per feature or at once
+        by ``scale(gamma)``."""
+        if metric is not None:
+            return metric.factor @ (W * unit)
+        return W * self._row_scale(scale(np.asarray(self.gamma_, dtype=np.float64)))
 
     @staticmethod
     def _row_scale(scale):
@@ -287,12 +323,16 @@ class RandomFourierFeatures(_FeatureMap):
         full = np.empty((stop - start, signs.shape[0] * padded), dtype=state["dtype"])
         # H D1 H D2 H D3 with unnormalised H has rows of norm padded**1.5; dividing by
         # padded gives rows of norm sqrt(padded), the mean norm of a N(0, I) vector.
-        width = np.sqrt(2.0 * np.asarray(self.gamma_, dtype=np.float64))
-        if width.ndim:  # per-feature widths: the isotropic map of the scaled columns
-            Xb = Xb * width.astype(Xb.dtype)
+        if isinstance(self.gamma_, Metric):  # the isotropic map of the rows x L
+            Xb = self.gamma_.transform(Xb, Xb.dtype) * Xb.dtype.type(np.sqrt(2.0))
             scale = 1.0 / padded
         else:
-            scale = float(width) / padded
+            width = np.sqrt(2.0 * np.asarray(self.gamma_, dtype=np.float64))
+            if width.ndim:  # per-feature widths: the isotropic map of the scaled columns
+                Xb = Xb * width.astype(Xb.dtype)
+                scale = 1.0 / padded
+            else:
+                scale = float(width) / padded
         _sorf_project(Xb, signs, out.dtype.type(scale), full)
         np.multiply(full[:, : out.shape[1]], state["norms"], out=out)
         return out

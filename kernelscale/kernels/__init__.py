@@ -18,6 +18,12 @@ Kernels (``gamma`` > 0, ``degree`` >= 1):
   (defaults ``degree=3``, ``coef0=0``, as scikit-learn's SVC, everywhere)
 - ``"rbf"`` (alias ``"gaussian"``): ``exp(-gamma ||x - y||_2^2)``
 - ``"laplacian"``: ``exp(-gamma ||x - y||_1)``
+- ``"exponential"``: ``exp(-sqrt(gamma) ||x - y||_2)`` (the Laplace kernel of the
+  Euclidean norm)
+
+The shift-invariant kernels (RBF, Laplacian, exponential) also take per-feature
+widths (a 1-D ``gamma``) or a learned :class:`Metric` ``M = L L^T`` (``gamma=Metric(...)``
+or a d x d matrix): the isotropic kernel on the rows ``x L``.
 - a callable ``k(X_block, Y, **kernel_params) -> ndarray (len(X_block), len(Y))``.
 """
 
@@ -32,7 +38,16 @@ from ._gram import (
     polynomial_kernel,
     rbf_kernel,
 )
-from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial, check_widths
+from ._kernels import (
+    RBF,
+    CallableKernel,
+    Exponential,
+    Laplacian,
+    Linear,
+    Polynomial,
+    check_widths,
+)
+from ._metric import Metric, check_metric
 from ._params import (
     DEFAULT_COEF0,
     DEFAULT_DEGREE,
@@ -45,8 +60,8 @@ from ._params import (
 from ._products import blas_on_numba_threads, gram_product
 
 __all__ = [
-    "Kernel", "ShiftInvariantKernel", "PreparedKernel", "RBF", "Laplacian", "Polynomial",
-    "Linear", "CallableKernel",
+    "Kernel", "ShiftInvariantKernel", "PreparedKernel", "RBF", "Laplacian", "Exponential",
+    "Polynomial", "Linear", "CallableKernel", "Metric", "check_metric",
     "KERNELS", "KERNEL_CONSTRAINTS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel",
     "make_kernel", "check_widths",
     "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",

@@ -19,9 +19,11 @@ from ._compiled import (
     tiny_floor,
 )
 from ._exp import exp_block32, rbf_exp32
+from ._metric import Metric, check_metric
 from ._products import gram_product
 
-__all__ = ["RBF", "Laplacian", "Polynomial", "Linear", "CallableKernel", "check_widths"]
+__all__ = ["RBF", "Laplacian", "Exponential", "Polynomial", "Linear", "CallableKernel",
+           "check_widths"]
 
 
 def _positive(name, value):
@@ -33,10 +35,20 @@ def _positive(name, value):
 
 
 def _width(value):
-    """A shift-invariant kernel's gamma: a number > 0, or per-feature widths."""
+    """A shift-invariant kernel's gamma: a number > 0, per-feature widths, or a metric."""
+    if isinstance(value, Metric) or (not isinstance(value, (numbers.Real, str))
+                                     and np.ndim(value) == 2):
+        return check_metric(value)
     if not isinstance(value, (numbers.Real, str)) and np.ndim(value) >= 1:
         return check_widths(value)
     return _positive("gamma", value)
+
+
+def _metric_work(Xb, shift, metric, dtype):
+    """``(Xb - shift) L`` (the rows in the metric's coordinates), in float64, then cast."""
+    centred = _scaled_work(Xb, 1.0, shift, np.float64) if shift is not None else \
+        np.asarray(Xb, dtype=np.float64)
+    return np.ascontiguousarray(centred @ metric.factor, dtype=dtype)
 
 
 def check_widths(widths, n_features=None):
@@ -113,6 +125,8 @@ class RBF(ShiftInvariantKernel):
 
     def __init__(self, gamma=1.0):
         self.gamma = _width(gamma)
+        if isinstance(self.gamma, Metric):  # sparse rows are transformed, not multiplied
+            self.sparse_products = False
 
     def get_params(self):
         return {"gamma": self.gamma}
@@ -121,14 +135,25 @@ class RBF(ShiftInvariantKernel):
         # Distances are shift invariant; centring both sides on Y's mean keeps
         # ||x||^2 + ||y||^2 - 2 x.y from cancelling catastrophically in float32.
         shift = np.asarray(Y.mean(axis=0), dtype=np.float64).ravel()
+        if isinstance(self.gamma, Metric):
+            return {"shift": shift, "metric": self.gamma}
         return {"shift": shift, "scale": np.sqrt(self.gamma)}
 
     def _work(self, Xb, setup, dtype):
+        if "metric" in setup:
+            return _metric_work(Xb, setup["shift"], setup["metric"], dtype)
         return _scaled_work(Xb, setup["scale"], setup["shift"], dtype)
 
+    def _extra_bytes(self, n_columns, dtype):
+        if isinstance(self.gamma, Metric):  # the centred block and its transform
+            return 8 * (self.gamma.n_features + self.gamma.rank)
+        return 0
+
     def _columns(self, Yw, setup):
-        return {"sqnorm": np.einsum("ij,ij->i", Yw, Yw),
-                "shift_dot": Yw.astype(np.float64) @ (setup["scale"] * setup["shift"])}
+        columns = {"sqnorm": np.einsum("ij,ij->i", Yw, Yw)}
+        if "scale" in setup:  # the sparse path's (a metric densifies sparse rows)
+            columns["shift_dot"] = Yw.astype(np.float64) @ (setup["scale"] * setup["shift"])
+        return columns
 
     def _evaluate(self, Xw, Yw, setup, columns, out):
         gram_product(Xw, Yw, out)
@@ -151,6 +176,8 @@ class RBF(ShiftInvariantKernel):
 
     def _column_scale(self):
         """``sqrt(gamma_d)`` with per-feature widths (the sparse path scales columns)."""
+        if isinstance(self.gamma, Metric):
+            return None
         return np.sqrt(self.gamma) if np.ndim(self.gamma) else None
 
     def _from_products(self, products, x_sqnorm, y_sqnorm, out):
@@ -200,7 +227,14 @@ class Laplacian(ShiftInvariantKernel):
         return {"gamma": self.gamma}
 
     def _work(self, Xb, setup, dtype):
+        if isinstance(self.gamma, Metric):  # the kernel on X L
+            return _metric_work(Xb, None, self.gamma, dtype)
         return _scaled_work(Xb, self.gamma, None, dtype)
+
+    def _extra_bytes(self, n_columns, dtype):
+        if isinstance(self.gamma, Metric):
+            return 8 * (self.gamma.n_features + self.gamma.rank)
+        return 0
 
     def _distances(self, Xw, Yw, setup, columns, out):
         l1_distances(Xw, Yw, out)
@@ -212,6 +246,52 @@ class Laplacian(ShiftInvariantKernel):
         else:
             scaled_exponent(out, out.dtype.type(-1.0), exp_floor(out.dtype))
             np.exp(out, out=out)
+
+
+class Exponential(RBF):
+    """Exponential (Laplace-type) kernel ``exp(-sqrt(gamma) ||x - y||_2)``, or with a metric.
+
+    The Laplace kernel with the Euclidean norm, whose gradients the Recursive
+    Feature Machine learns its metric from: with per-feature widths or a
+    :class:`Metric` ``M`` as ``gamma``, ``exp(-sqrt((x - y)^T M (x - y)))``.
+    ``gamma`` has the RBF kernel's meaning (an inverse squared length), so
+    ``gamma="scale"`` gives both the same length scale. Positive definite in any
+    dimension (the Matern kernel of smoothness 1/2).
+
+    Parameters
+    ----------
+    gamma : float, array-like of shape (n_features,) or Metric, default=1.0
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import Exponential
+    >>> float(Exponential(gamma=4.0).gram(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]))[0, 0])
+    4.5399929762484854e-05
+    """
+
+    name = "exponential"
+    # sparse rows are densified block by block (the norm's square root needs the
+    # distances, which the shifted dense path keeps accurate in float32)
+    sparse_products = False
+
+    def __init__(self, gamma=1.0):
+        self.gamma = _width(gamma)
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        self._distances(Xw, Yw, setup, columns, out)
+        np.negative(out, out=out)
+        np.exp(out, out=out)
+        out[out < tiny_floor(out.dtype)] = 0.0
+
+    def _distances(self, Xw, Yw, setup, columns, out):
+        RBF._distances(self, Xw, Yw, setup, columns, out)
+        np.sqrt(np.maximum(out, 0.0, out=out), out=out)
+
+    def from_distances(self, D, factor=1.0, out=None):
+        """``exp(-sqrt(factor) D)`` for ``D`` from :meth:`distances`: the kernel with
+        ``gamma * factor`` (``D`` here is ``||x - y||`` in the kernel's coordinates)."""
+        return ShiftInvariantKernel.from_distances(self, D, float(np.sqrt(factor)), out)
 
 
 class Polynomial(Kernel):

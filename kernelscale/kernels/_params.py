@@ -9,14 +9,26 @@ import scipy.sparse as sp
 
 from .._constraints import Interval, Options
 from ._base import Kernel
-from ._kernels import RBF, CallableKernel, Laplacian, Linear, Polynomial, check_widths
+from ._kernels import (
+    RBF,
+    CallableKernel,
+    Exponential,
+    Laplacian,
+    Linear,
+    Polynomial,
+    check_widths,
+)
+from ._metric import Metric, check_metric
 
 __all__ = ["KERNELS", "check_kernel", "make_kernel", "resolve_gamma", "check_widths",
            "DEFAULT_DEGREE", "DEFAULT_COEF0", "KERNEL_CONSTRAINTS"]
 
-KERNELS = ("linear", "polynomial", "rbf", "laplacian")
+KERNELS = ("linear", "polynomial", "rbf", "laplacian", "exponential")
 _ALIASES = {"poly": "polynomial", "gaussian": "rbf"}
-_CLASSES = {"linear": Linear, "polynomial": Polynomial, "rbf": RBF, "laplacian": Laplacian}
+_CLASSES = {"linear": Linear, "polynomial": Polynomial, "rbf": RBF, "laplacian": Laplacian,
+            "exponential": Exponential}
+#: the kernels a gamma of per-feature widths or a metric is defined for
+SHIFT_INVARIANT = ("rbf", "laplacian", "exponential")
 
 #: The polynomial kernel's defaults in every estimator and map (scikit-learn's SVC).
 DEFAULT_DEGREE = 3
@@ -30,15 +42,15 @@ class _KernelConstraint:
             isinstance(value, str) and (value in KERNELS or value in _ALIASES))
 
     def describe(self):
-        return ("a kernel name ('rbf', 'laplacian', 'polynomial' / 'poly', 'linear'), a "
-                "callable or a kernelscale.kernels.Kernel")
+        return ("a kernel name ('rbf', 'laplacian', 'exponential', 'polynomial' / 'poly', "
+                "'linear'), a callable or a kernelscale.kernels.Kernel")
 
 
 #: The constraints of the kernel parameters every kernel estimator and map shares.
 KERNEL_CONSTRAINTS = {
     "kernel": [_KernelConstraint()],
     "gamma": [Options("scale", "auto"), Interval("real", 0, None, closed="neither"),
-              "array-like"],
+              "array-like", Metric],
     "degree": [Interval("int", 1, None)],
     "coef0": [Interval("real")],
     "kernel_params": [None, "dict"],
@@ -118,17 +130,18 @@ def resolve_gamma(gamma, X=None):
 
     Parameters
     ----------
-    gamma : {"scale", "auto"}, float or array-like of shape (n_features,)
+    gamma : {"scale", "auto"}, float, array-like of shape (n_features,) or Metric
         ``"scale"``: ``1 / (n_features * X.var())`` (scikit-learn's convention;
         1.0 when X has zero variance), computed in float64 without overflow.
-        ``"auto"``: ``1 / n_features``. A float > 0 is returned as is; an array
-        is per-feature widths (:func:`check_widths`).
+        ``"auto"``: ``1 / n_features``. A float > 0 is returned as is; a 1-D array
+        is per-feature widths (:func:`check_widths`); a :class:`Metric` or a
+        d x d matrix is a metric (:func:`check_metric`).
     X : {ndarray, sparse matrix} of shape (n_samples, n_features), default=None
         Data that ``"scale"`` and ``"auto"`` are computed from.
 
     Returns
     -------
-    gamma : float or ndarray of shape (n_features,)
+    gamma : float, ndarray of shape (n_features,) or Metric
 
     Raises
     ------
@@ -160,6 +173,9 @@ def resolve_gamma(gamma, X=None):
                 f"(their values reach {s:.3g}), which gives a constant kernel; rescale the "
                 "features (e.g. sklearn.preprocessing.StandardScaler) or pass a numeric gamma.")
         return value
+    if isinstance(gamma, Metric) or (not isinstance(gamma, (numbers.Real, str))
+                                     and np.ndim(gamma) == 2):
+        return check_metric(gamma, None if X is None else X.shape[1])
     if not isinstance(gamma, (numbers.Real, str)) and np.ndim(gamma) >= 1:
         return check_widths(gamma, None if X is None else X.shape[1])
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) \
@@ -208,10 +224,13 @@ def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=DEFAULT_DEGREE,
         return CallableKernel(kernel, kernel_params)
     if kernel_params:
         raise ValueError("kernel_params is only used with a callable kernel.")
-    if not isinstance(gamma, str) and np.ndim(gamma) and kernel not in ("rbf", "laplacian"):
+    if (isinstance(gamma, Metric) or (not isinstance(gamma, str) and np.ndim(gamma))) \
+            and kernel not in SHIFT_INVARIANT:
         has = "no gamma" if kernel == "linear" else "one gamma: pass a float"
-        raise ValueError(f"Per-feature widths (an array gamma) need a shift-invariant kernel "
-                         f"('rbf' or 'laplacian'); the {kernel} kernel has {has}.")
+        what = "A metric" if isinstance(gamma, Metric) or np.ndim(gamma) == 2 else \
+            "Per-feature widths (an array gamma)"
+        raise ValueError(f"{what} needs a shift-invariant kernel ('rbf', 'laplacian' or "
+                         f"'exponential'); the {kernel} kernel has {has}.")
     if kernel == "linear":
         return Linear()
     g = resolve_gamma(gamma, X)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg
 
-from .._clock import now
+from .._clock import checkpoint, now
 from .._planner import MemoryPlan, block_rows, falkon_grid_plan
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
@@ -259,10 +259,12 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         basis = whitening(kernel.from_distances(D_mm, factor))
         stats = _Statistics(m, t, weights, folds, merged)
         for rows in blocks:
+            checkpoint()  # a time budget's stop (the kept distances pass no other)
             stats.add(block_kernel(rows, factor), rows, Y)
         common = (now() - t0) / (len(alphas) * len(folds))
         paths = []
         for A, b in stats.per_fold():
+            checkpoint()
             t0 = now()
             paths.append(np.concatenate(ridge_path(A, b, basis, alphas), axis=1))
             paths[-1] = (paths[-1], (now() - t0) / len(alphas))
@@ -276,6 +278,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
             mine = np.zeros(n, dtype=bool)
             mine[val] = True
             for rows in blocks:
+                checkpoint()
                 inside = rows[mine[rows]]
                 if inside.size:
                     values[where[inside]] = block_kernel(inside, factor) @ coef
@@ -303,7 +306,7 @@ def falkon_unit_fixed_seconds(m, n_folds, seed=0):
     """Seconds of the part of one gamma of :func:`falkon_grid` that does not grow with
     the rows: the whitening of ``K_mm`` and one eigendecomposition per fold, all
     ``m x m``, measured here on one (a time budget prices the grid's gammas with it)."""
-    from .._clock import now
+    from .._clock import checkpoint, now
 
     rng = np.random.RandomState(seed)
     A = rng.standard_normal((m, max(1, m // 4)))

@@ -123,6 +123,7 @@ def screen(search, state, sched):
         # priced by one of the exact SVM's gammas measured on a small subsample
         granted = min(SCREEN_SHARE * sched.budget_s, sched.left() - reserve)
         probe = min(rows, SCREEN_PROBE_ROWS)
+        curve = CostCurve(*FIT_GROWTH["exact-svm"])
         with sched.stage("screen probe", seconds=max(granted, 0.0)) as run:
             part = subsample_data(state.data, probe, state.settings["random_state"], True)
             folds = subsample_folds(part, int(search.cv), state.settings["random_state"], True)
@@ -130,7 +131,6 @@ def screen(search, state, sched):
             began = now()
             run_family("exact-svm", state.task, part, folds, middle, state.settings, None,
                        lambda records: None)
-            curve = CostCurve(*FIT_GROWTH["exact-svm"])
             curve.add(probe, (now() - began) * n_factors * SCREEN_OTHERS)
             run.note = (f"the exact SVM's grid predicted at {curve.predict(rows):.1f} s on "
                         f"{rows} rows (one gamma measured on {probe} rows)")

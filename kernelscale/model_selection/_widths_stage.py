@@ -79,8 +79,8 @@ def learn_metric(search, state, sched):
             return
         # a step's cost is measured on two small subsamples (a fixed part, for the
         # centres, and a part that grows with the rows), then priced on the rows
+        points = []
         with sched.stage("widths probe", seconds=granted) as run:
-            points = []
             for probe in sorted({min(n, WIDTHS_PROBE_ROWS), min(n, 4 * WIDTHS_PROBE_ROWS)}):
                 began = now()
                 try:
@@ -90,16 +90,14 @@ def learn_metric(search, state, sched):
                     run.outcome = "stopped"
                     break
                 points.append((probe, (now() - began) / WIDTHS_PROBE_STEPS))
-            curve = CostCurve(1.0, 1.0, 1.0)
-            if len(points) > 1:
-                curve = CostCurve.affine(points)
-            elif points:
-                curve.add(*points[0])
-            run.note = (f"a step of the widths: {curve.predict(rows):.2f} s on {rows} rows "
-                        f"(measured on {', '.join(str(p[0]) for p in points) or 'no'} rows)")
+            if points:
+                run.note = (f"a step of the widths: {_step_curve(points).predict(rows):.2f} s "
+                            f"on {rows} rows (measured on "
+                            f"{', '.join(str(p[0]) for p in points)} rows)")
+        curve = _step_curve(points)
         granted -= run_seconds(sched)
         rows = int(min(rows, curve.largest(granted / WIDTHS_STEPS)))
-        if run.outcome != "done" or rows < least:
+        if run.outcome != "done" or len(points) < 1 or rows < least:
             sched.skip("widths", (
                 f"skipped for time: {WIDTHS_STEPS} steps on {least} rows are predicted at "
                 f"{WIDTHS_STEPS * curve.predict(least):.1f} s, and {max(granted, 0):.1f} s are "
@@ -123,6 +121,16 @@ def learn_metric(search, state, sched):
             run.note += f"; rows shrunk from {wanted} to fit the time"
     if run.outcome in ("done", "shrunk"):
         _use_widths(search, state, widths)
+
+
+def _step_curve(points):
+    """A step's seconds by rows, from the probes measured (none: nothing is affordable)."""
+    if len(points) > 1:
+        return CostCurve.affine(points)
+    curve = CostCurve(1.0, 1.0, 1.0)
+    if points:
+        curve.add(*points[0])
+    return curve
 
 
 def run_seconds(sched):
