@@ -32,6 +32,8 @@ _NAMES = {
     "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
     "KernelClassifierCV": ".model_selection", "KernelRegressorCV": ".model_selection",
     "KernelWidths": ".model_selection", "learn_widths": ".model_selection",
+    "KernelMetric": ".model_selection", "Metric": ".kernels",
+    "TabularEncoder": ".datasets",
     "ModelFileError": ".persistence", "load_model": ".persistence",
     "read_model_header": ".persistence", "save_model": ".persistence",
 }

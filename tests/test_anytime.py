@@ -158,8 +158,8 @@ def test_a_refit_the_time_left_cannot_pay_for_fits_the_first_folds_rows(monkeypa
     if search.best_params_["C"] == 10.0:  # not the first model's C: fitted on a subsample
         assert search.model_origin_ == "refit on a subsample" and search.refit_rows_ < 3000
         assert "of the first fold's 2400 training rows" in refits[0].note
-    else:  # the first model's configuration: refitted on every row (its own measured cost)
-        assert search.model_origin_ == "first model, refitted" and search.refit_rows_ == 3000
+    else:  # the first model's configuration: its fit on 2,400 rows stands
+        assert search.model_origin_ == "first model" and search.refit_rows_ == 2400
 
 
 def test_the_threads_follow_the_free_cores(monkeypatch):

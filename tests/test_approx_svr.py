@@ -123,6 +123,10 @@ def _chunked_svr(**extra):
                            tol=1e-8, max_iter=5000, dtype="float64", random_state=0, **extra)
 
 
+# tol=1e-8 asks for float64's last digits: on some machines the streamed L-BFGS reaches
+# them one line search short and says so; the assertions below hold either way
+@pytest.mark.filterwarnings("ignore:ApproxKernelSVR. L-BFGS stopped:"
+                            "sklearn.exceptions.ConvergenceWarning")
 def test_streamed_svr_minimises_the_in_memory_primal():
     from kernelscale.datasets import ArrayChunks
 

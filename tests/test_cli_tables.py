@@ -66,8 +66,12 @@ def test_the_newcomer_path_fit_then_predict_without_pandas(files, capsys):
     # and the model file applies the same to new data in any column order, without labels
     assert _fit(files) == 0
     printed = capsys.readouterr()
-    assert ("columns: 3 features (2 numeric, 1 text); one-hot: WindDir (5 values); imputed: "
-            "MinTemp (9), WindDir (6) missing; not used: Date") in printed.err
+    # one line per kind of column (the Python API's TabularEncoder's report)
+    for line in ("columns: 3 features (2 numeric, 1 text)",
+                 "  numeric: 2 columns: MinTemp, Humidity",
+                 "  text one-hot: 1 column: WindDir (5 values)",
+                 "  missing cells imputed: MinTemp (9), WindDir (6)", "  not used: Date"):
+        assert line in printed.err.splitlines(), printed.err
     model = load_model(files["model"])
     assert [name for name, _ in model.steps] == ["columns", "model"]
     new = _weather(files["dir"] / "new.csv", 40, 1, label=False,
@@ -120,7 +124,7 @@ def test_missing_cells_refused_lists_every_column(files, capsys):
 
 def test_ordinal_and_column_selection(files, capsys):
     assert _fit(files, "--ordinal", "WindDir") == 0
-    assert "ordinal: WindDir" in capsys.readouterr().err
+    assert "text as ranks: 1 column: WindDir (5 values)" in capsys.readouterr().err
     assert _fit(files, "--ordinal", "Humidity") == 2
     assert "not a text column" in capsys.readouterr().err
     assert main(["fit", str(files["train"]), "--label-column", "RainTomorrow", "--columns",
@@ -141,7 +145,7 @@ def test_tune_reads_the_table_too(files, capsys):
     assert main(["tune", str(files["train"]), "--label-column", "RainTomorrow",
                  "--drop-columns", "Date", "--families", "exact-svm", "--cv", "3", "-o",
                  str(files["model"]), "--no-progress"]) == 0
-    assert "one-hot: WindDir" in capsys.readouterr().err
+    assert "text one-hot: 1 column: WindDir" in capsys.readouterr().err
     new = _weather(files["dir"] / "new.csv", 20, 1, label=False)
     assert main(["predict", str(files["model"]), str(new)]) == 0
     assert len(capsys.readouterr().out.split()) == 20
@@ -156,3 +160,16 @@ def test_tune_names_the_learned_widths_by_column(files, capsys):
     out = capsys.readouterr().out
     listed = out[out.index("features by relevance"):]
     assert "Humidity" in listed and "WindDir=" in listed and " x0 " not in listed
+
+
+def test_a_date_column_becomes_cycles_not_thousands_of_one_hot_columns(files, capsys):
+    # issue 45: a date column was one-hot encoded (3,410 columns, 6.8 GB on a weather table)
+    assert main(["fit", str(files["train"]), "--label-column", "RainTomorrow", "-o",
+                 str(files["model"]), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "  dates (year, day of year and weekday as cycles): 1 column: Date" in err
+    model = load_model(files["model"])
+    assert model[0].n_features_out_ == 1 + 5 + 5 + 1  # MinTemp, WindDir, Date, Humidity
+    new = _weather(files["dir"] / "new.csv", 20, 1, label=False)
+    assert main(["predict", str(files["model"]), str(new)]) == 0
+    assert len(capsys.readouterr().out.split()) == 20

@@ -46,6 +46,7 @@ from kernelscale import (
     KernelRegressorCV,
     KernelSVC,
     KernelSVR,
+    KernelMetric,
     KernelWidths,
     LinearSVC,
     Nystroem,
@@ -55,6 +56,8 @@ from kernelscale import (
     RandomMaclaurin,
     TensorSketch,
 )
+
+from kernelscale.datasets import TabularEncoder  # noqa: E402
 
 # The checks fit every estimator on a few dozen rows, where dual CD and CG stop at
 # max_iter (said, rightly, each time; the small-data notes are filtered for the suite)
@@ -74,7 +77,7 @@ DEFAULTS = [
     ApproxKernelSVR(), ApproxKernelOneClassSVM(), KernelSVR(), KernelOneClassSVM(),
     KernelLogisticRegression(), ApproxKernelPCA(), ApproxKernelKMeans(), NystromKernelRidge(),
     NystromKernelRidgeClassifier(), DoublySGDSVC(), KernelClassifierCV(), KernelRegressorCV(),
-    KernelWidths(),
+    KernelWidths(), KernelMetric(), TabularEncoder(),
 ]
 
 ESTIMATORS = DEFAULTS + [

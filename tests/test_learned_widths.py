@@ -153,7 +153,7 @@ def test_the_search_with_learned_widths_refits_what_it_scored(small_problem):
     from kernelscale import KernelClassifierCV
 
     X, y, X_test, y_test = small_problem
-    learned = KernelClassifierCV(learn_widths=True, **SMALL_SEARCH).fit(X, y)
+    learned = KernelClassifierCV(learn_widths="diagonal", **SMALL_SEARCH).fit(X, y)
     isotropic = KernelClassifierCV(learn_widths=False, **SMALL_SEARCH).fit(X, y)
     assert isotropic.widths_ is None and learned.widths_ is not None
     gamma = learned.best_params_["gamma"]

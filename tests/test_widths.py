@@ -117,7 +117,9 @@ def test_a_model_with_widths_survives_its_file(tmp_path):
     (np.r_[-1.0, np.ones(5)], "finite and >= 0; width 0"),
     (np.r_[np.nan, np.ones(5)], "finite and >= 0"),
     (np.zeros(6), "all 0"),
-    (np.ones((2, 3)), "1-D"),
+    # a 2-D gamma is a metric (issue 45): a square matrix, or one clear error
+    (np.ones((2, 3)), "The metric must be a square d x d matrix, got shape"),
+    (np.ones((1, 2, 3)), "1-D"),
 ])
 def test_bad_widths_are_one_clear_error(gamma, match):
     X, y = _data()

@@ -39,7 +39,7 @@ MODELS = {
 }
 MAP_NAMES = ("rff", "rff-sincos", "orf", "sorf", "nystroem", "nystroem-kmeans",
              "nystroem-leverage", "maclaurin", "tensorsketch")
-KERNEL_NAMES = ("rbf", "laplacian", "polynomial", "linear")
+KERNEL_NAMES = ("rbf", "laplacian", "exponential", "polynomial", "linear")
 EXPERIMENT_NAMES = ("synthetic", "adult", "mnist", "narrow-kernel")
 DATASET_NAMES = ("a9a", "mnist10k")
 #: models whose fit can stream a file chunk by chunk (``fit --stream``)
@@ -75,9 +75,10 @@ def _number(text, name, kind=float):
 
 
 def gamma(text):
-    """``scale``, ``auto``, a positive number, or per-feature widths: a comma list
-    (``0.5,0,2``) or a file of numbers (``.npy``, or text: commas, spaces or lines;
-    what ``kernelscale tune`` writes as ``*.widths.txt``)."""
+    """``scale``, ``auto``, a positive number, per-feature widths (a comma list ``0.5,0,2``
+    or a file of numbers: ``.npy``, or text with commas, spaces or lines; what
+    ``kernelscale tune`` writes as ``*.widths.txt``) or a metric (a d x d matrix in a
+    ``.npy`` file, or a text file of d lines of d numbers; ``tune``'s ``*.metric.npy``)."""
     if text in ("scale", "auto"):
         return text
     try:
@@ -95,11 +96,18 @@ def gamma(text):
 
     path = Path(text)
     if path.is_file():
-        if path.suffix == ".npy":
-            import numpy as np
+        import numpy as np
 
-            return _widths(np.load(path).ravel().tolist(), text)
-        return _widths(path.read_text().replace(",", " ").split(), text)
+        if path.suffix == ".npy":
+            values = np.load(path)
+            if values.ndim == 2:
+                return _matrix(values, text)
+            return _widths(values.ravel().tolist(), text)
+        rows = [line.replace(",", " ").split() for line in path.read_text().splitlines()
+                if line.strip()]
+        if len(rows) > 1 and all(len(r) == len(rows) for r in rows) and len(rows[0]) > 1:
+            return _matrix(rows, text)
+        return _widths([v for r in rows for v in r], text)
     raise argparse.ArgumentTypeError(
         f"gamma must be 'scale', 'auto', a number > 0, a comma list of per-feature widths "
         f"or a file of them; {text!r} is none of these (no such file)")
@@ -116,6 +124,22 @@ def _widths(items, text):
         raise argparse.ArgumentTypeError(
             f"--gamma {text!r}: per-feature widths must be finite, >= 0, and not all 0")
     return tuple(values)
+
+
+def _matrix(rows, text):
+    """A metric's d x d matrix (its checks, symmetric and positive semi-definite, are the
+    kernel's: :class:`kernelscale.kernels.Metric`)."""
+    import numpy as np
+
+    try:
+        values = np.array(rows, dtype=float)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--gamma {text!r}: a metric's entries must all be numbers") from None
+    if values.ndim != 2 or values.shape[0] != values.shape[1]:
+        raise argparse.ArgumentTypeError(
+            f"--gamma {text!r}: a metric must be a square d x d matrix, got {values.shape}")
+    return values
 
 
 def positive_float(name):

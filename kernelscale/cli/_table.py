@@ -1,11 +1,12 @@
 """Real CSVs on the command line: columns by name, text categories encoded, missing values.
 
-A CSV with a header is read by :func:`kernelscale.datasets.load_table`. Its text
-columns are one-hot encoded (or ordinal, where declared) and its missing cells
-imputed (or refused, listing every affected column at once) by scikit-learn's
-``ColumnTransformer``, ``OneHotEncoder``, ``OrdinalEncoder`` and ``SimpleImputer``,
-fitted on the training rows and stored in the model file as the first step of a
-pipeline, so that predict and evaluate apply exactly what fit did. The model
+A CSV with a header is read by :func:`kernelscale.datasets.load_table`. Its columns
+are encoded by :class:`kernelscale.datasets.TabularEncoder`, the Python API's
+encoder: text one-hot (or ordinal, where declared; compactly where it has hundreds
+of values), dates as year, day of year and weekday (cycles), missing cells imputed
+(or refused, listing every affected column at once), fitted on the training rows and
+stored in the model file as the first step of a pipeline, so that predict and
+evaluate apply exactly what fit did. The model
 file remembers the training columns by name: predict and evaluate accept a CSV
 with or without the label column, in any column order, and refuse one whose
 features differ, naming the difference.
@@ -97,57 +98,27 @@ def load_training_table(source, spec, args):
     record = {"columns": table.names, "kinds": table.kinds, "label_name": table.label,
               "dropped": table.others, "missing": args.missing,
               "unknown_categories": args.unknown_categories}
-    parts = []
-    onehot = [n for n in text if n not in args.ordinal]
-    if onehot:
-        parts.append("one-hot: " + ", ".join(
-            f"{n} ({len(_values(table, n))} values)" for n in onehot))
-    if args.ordinal:
-        parts.append("ordinal: " + ", ".join(args.ordinal))
-    if missing:
-        parts.append(f"imputed: {_listing(missing)} missing")
+    from ..datasets import TabularEncoder
+
+    # the Python API's encoder (numbers kept as they are: --scale scales them); fitted here
+    # for its report, refitted on the same rows by the fit
+    preprocessor = TabularEncoder(ordinal=list(args.ordinal) or None, missing=args.missing,
+                                  scale=None, unknown="ignore", feature_names=table.names)
+    X = table.to_array()
+    if not (text or missing):
+        return X, table.y, None, record, None
+    preprocessor.fit(X)
+    lines = [f"columns: {len(table.names)} features ({len(table.names) - len(text)} numeric, "
+             f"{len(text)} text)"] + [f"  {line}" for line in preprocessor.report_]
     if table.others:
-        parts.append("not used: " + ", ".join(table.others))
-    line = None if not parts else (
-        f"columns: {len(table.names)} features ({len(table.names) - len(text)} numeric, "
-        f"{len(text)} text); " + "; ".join(parts))
-    preprocessor = None
-    if text or missing:
-        preprocessor = _preprocessor(table, onehot, list(args.ordinal))
-    return table.to_array(), table.y, preprocessor, record, line
-
-
-def _values(table, name):
-    column = table.columns[table.names.index(name)]
-    return {v for v in column if isinstance(v, str)}
-
-
-def _preprocessor(table, onehot, ordinal):
-    from sklearn.compose import ColumnTransformer
-    from sklearn.impute import SimpleImputer
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
-
-    numeric = [j for j, k in enumerate(table.kinds) if k == "numeric"]
-    steps = []
-    if numeric:  # an imputer always: predict's data may miss cells training had
-        steps.append(("numeric", SimpleImputer(strategy="median"), numeric))
-    if onehot:
-        steps.append(("onehot", make_pipeline(
-            SimpleImputer(strategy="most_frequent"),
-            OneHotEncoder(handle_unknown="ignore", sparse_output=False)),
-            [table.names.index(n) for n in onehot]))
-    if ordinal:
-        steps.append(("ordinal", make_pipeline(
-            SimpleImputer(strategy="most_frequent"),
-            OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)),
-            [table.names.index(n) for n in ordinal]))
-    return ColumnTransformer(steps, sparse_threshold=0.0)
+        lines.append("  not used: " + ", ".join(table.others))
+    return X, table.y, preprocessor, record, "\n".join(lines)
 
 
 def encoded_names(preprocessor, record):
     """The names of the model's input columns: the CSV's, a one-hot column as
-    ``name=value`` (None when the training data had no header).
+    ``name=value``, a date's parts as ``name_year`` ... (None when the training data
+    had no header).
 
     Examples
     --------
@@ -160,7 +131,9 @@ def encoded_names(preprocessor, record):
         return None
     if preprocessor is None:
         return list(columns)
-    names = []
+    if hasattr(preprocessor, "get_feature_names_out") and hasattr(preprocessor, "kinds_"):
+        return [str(n) for n in preprocessor.get_feature_names_out()]
+    names = []  # a model file of kernelscale 0.1: its ColumnTransformer
     for kind, step, where in preprocessor.transformers_:
         if kind == "onehot":
             for j, values in zip(where, step[-1].categories_):
@@ -252,17 +225,23 @@ def refuse_table_options(args, source):
 def _check_categories(source, table, preprocess, record):
     """Warn about (or refuse) text values training never saw, per column."""
     unknown = {}
-    for kind in ("onehot", "ordinal"):
-        if kind not in preprocess.named_transformers_:
-            continue
-        encoder = preprocess.named_transformers_[kind][-1]
-        for categories, j in zip(encoder.categories_,
-                                 dict((n, c) for n, _, c in preprocess.transformers_)[kind]):
-            known = set(categories.tolist())
-            column = table.columns[j]
-            new = [v for v in column if isinstance(v, str) and v not in known]
-            if new:
-                unknown[table.names[j]] = (len(new), sorted(set(new))[:3])
+    if hasattr(preprocess, "unknown_values"):  # the tabular encoder
+        for name, values in preprocess.unknown_values(table.to_array()).items():
+            j = table.names.index(name)
+            count = sum(1 for v in table.columns[j] if isinstance(v, str) and v in values)
+            unknown[name] = (count, values[:3])
+    else:  # a model file of kernelscale 0.1: its ColumnTransformer
+        for kind in ("onehot", "ordinal"):
+            if kind not in preprocess.named_transformers_:
+                continue
+            encoder = preprocess.named_transformers_[kind][-1]
+            for categories, j in zip(encoder.categories_,
+                                     dict((n, c) for n, _, c in preprocess.transformers_)[kind]):
+                known = set(categories.tolist())
+                column = table.columns[j]
+                new = [v for v in column if isinstance(v, str) and v not in known]
+                if new:
+                    unknown[table.names[j]] = (len(new), sorted(set(new))[:3])
     if not unknown:
         return
     text = "; ".join(f"{name}: {count} rows ({', '.join(map(repr, values))}"

@@ -58,8 +58,10 @@ def add_parser(subparsers):
     p.add_argument("--kernel", choices=KERNEL_NAMES, default=None,
                    help="kernel (default: rbf)")
     p.add_argument("--gamma", type=gamma_type, default=None,
-                   help="kernel scale: scale, auto, a number, or per-feature widths (rbf, "
-                        "laplacian) as a comma list or a file of numbers (default: scale)")
+                   help="kernel scale: scale, auto, a number, per-feature widths (rbf, "
+                        "laplacian, exponential) as a comma list or a file of numbers, or a "
+                        "learned metric: a d x d matrix in a .npy or text file (tune writes "
+                        "MODEL.metric.npy) (default: scale)")
     p.add_argument("-C", type=positive_float("C"), default=None,
                    help="SVM / logistic inverse regularization (default: 1)")
     p.add_argument("--alpha", type=positive_float("alpha"), default=None,

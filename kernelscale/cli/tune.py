@@ -55,10 +55,13 @@ def add_parser(subparsers):
                    help="screen the gammas on growing subsamples first, fit the survivors on "
                         "all rows; beyond 20,000 rows also screen the exact SVM's grid on "
                         "5,000 of them (auto: beyond 20,000 rows)")
-    p.add_argument("--learn-widths", choices=("auto", "yes", "no"), default="auto",
-                   help="learn one kernel width per feature first (auto: from 5,000 rows "
-                        "of 2-200 dense features on); prints them and draws their relevance "
-                        "as a PNG")
+    p.add_argument("--learn-widths", choices=("auto", "yes", "no", "diagonal", "agop"),
+                   default="auto",
+                   help="learn the kernel's metric first: one width per feature (diagonal), "
+                        "a full metric by AGOP (agop), or both, the better on held-out rows "
+                        "kept (auto: from 5,000 rows of 2-200 dense features on; yes: always); "
+                        "prints the features by relevance and the metric's top directions, "
+                        "and draws them as a PNG")
     p.add_argument("--scoring", default=None,
                    help="score to maximise (default: accuracy; r2 for a regression)")
     p.add_argument("--scale", choices=("minmax", "standard"), default=None,
@@ -84,7 +87,8 @@ def make_search(args, task):
     options = dict(families=args.families, cv=args.cv, scoring=args.scoring,
                    time_budget=args.time_budget, n_jobs=args.n_jobs,
                    halving={"auto": "auto", "yes": True, "no": False}[args.halving],
-                   learn_widths={"auto": "auto", "yes": True, "no": False}[args.learn_widths],
+                   learn_widths={"auto": "auto", "yes": True, "no": False, "diagonal": "diagonal",
+                                 "agop": "agop"}[args.learn_widths],
                    random_state=args.seed)
     if task == "regression":
         if args.families != "auto" and args.families != ["falkon"]:
@@ -95,6 +99,7 @@ def make_search(args, task):
 
 
 def run(args):
+    import numpy as np
     from sklearn.pipeline import make_pipeline
 
     from .._config import parse_duration
@@ -112,7 +117,7 @@ def run(args):
     )
     from ._table import encoded_names, with_preprocessing
     from ._task import infer_task
-    from ._widths_plot import draw_widths, widths_lines
+    from ._widths_plot import draw_metric, draw_widths, metric_lines, widths_lines
     from .fit import load_test, load_training, with_scaling
 
     output = check_output_path(args.output, "-o")
@@ -167,10 +172,19 @@ def run(args):
             heatmap = None
         widths_png = None
         names = encoded_names(prep, record)
-        if search.widths_ is not None:
-            widths_png = heatmap.with_name(Path(output).stem + ".widths.png")
-            draw_widths(search.widths_, widths_png, names,
-                        title=f"{Path(str(args.train)).name}: learned kernel widths")
+        png = Path(output).with_name(Path(output).stem + ".widths.png")
+        learned_file = None
+        if search.kernel_metric_ is not None:
+            widths_png = draw_metric(search.kernel_metric_, png, names,
+                                     title=f"{Path(str(args.train)).name}: learned kernel metric")
+            # fit --gamma FILE reuses it (the metric of the encoded columns)
+            learned_file = Path(output).with_name(Path(output).stem + ".metric.npy")
+            np.save(learned_file, search.kernel_metric_.metric_.matrix)
+        elif search.widths_ is not None:
+            widths_png = draw_widths(search.widths_, png, names,
+                                     title=f"{Path(str(args.train)).name}: learned kernel widths")
+            learned_file = Path(output).with_name(Path(output).stem + ".widths.txt")
+            learned_file.write_text("\n".join(f"{g:.9g}" for g in search.widths_.gamma_) + "\n")
     print_warnings(caught)
     print(f"train: {args.train}: {describe(X, y, task)}")
     print(f"families: {search.family_choice_}")
@@ -193,14 +207,18 @@ def run(args):
         else:
             print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
                   f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
-    if search.widths_ is not None:
+    if search.kernel_metric_ is not None:
+        print("\n".join(metric_lines(search.kernel_metric_, names)))
+    elif search.widths_ is not None:
         print("\n".join(widths_lines(search.widths_, names)))
     for line in search.leaderboard(args.top):
         print(line)
     best = dict(search.best_params_)
-    if search.widths_ is not None and search.best_index_ is not None:
+    learned = "metric" if search.kernel_metric_ is not None else \
+        ("widths" if search.widths_ is not None else None)
+    if learned and search.best_index_ is not None:
         best["gamma"] = (f"{search.cv_results_['params'][search.best_index_]['gamma']:.3g} x "
-                         "the learned widths")
+                         f"the learned {learned}")
     how = "CV" if search.best_index_ is not None and search.refit_rows_ == len(y) else \
         "first fold's held-out rows"
     print(f"best: {best} ({how} {search.best_score_:.4f}; {search.model_origin_} on "
@@ -211,4 +229,7 @@ def run(args):
         print(f"heatmap written to {heatmap}")
     if widths_png is not None:
         print(f"widths written to {widths_png}")
+    if learned_file is not None:
+        print(f"learned {'metric' if learned_file.suffix == '.npy' else 'widths'} written to "
+              f"{learned_file} (fit --gamma {learned_file.name} reuses them)")
     return 0

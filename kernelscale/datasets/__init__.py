@@ -13,6 +13,7 @@ and ``_file_chunks`` (chunked data sets in memory and from files).
 """
 
 from ._chunks import ArrayChunks, ChunkedDataset, NonlinearChunks, default_chunk_rows, random_rows
+from ._encoder import TabularEncoder, is_frame, needs_encoding
 from ._file_chunks import CsvChunks, NpyChunks, open_chunks
 from ._files import (
     guess_format,
@@ -36,6 +37,7 @@ from ._synthetic import iter_nonlinear_chunks, make_nonlinear_problem, make_synt
 from ._table import MISSING_MARKERS, Table, has_header, load_table
 
 __all__ = [
+    "TabularEncoder", "is_frame", "needs_encoding",
     "DATASETS", "data_dir", "check_dataset", "FeatureCountError", "sniff_delimiter",
     "load_svmlight", "load_csv", "load_npz", "load_a9a",
     "load_mnist_idx", "load_mnist10k", "load_dataset", "load_data", "guess_format",

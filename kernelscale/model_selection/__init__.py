@@ -13,6 +13,7 @@ from ._exact import (
 from ._exact_rows import exact_svm_rows_grid
 from ._features import nystrom_svm_grid, rff_svm_grid
 from ._least_squares import falkon_grid, fold_statistics, ridge_path
+from ._metric import KernelMetric
 from ._regressor import KernelRegressorCV
 from ._results import cv_results, leaderboard
 from ._search import SearchTimeError
@@ -27,6 +28,7 @@ from ._space import (
 from ._widths import KernelWidths, learn_widths
 
 __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "KernelWidths",
+           "KernelMetric",
            "learn_widths", "choose_families",
            "EXACT_MAX_ROWS", "exact_svm_grid", "exact_svm_bytes", "exact_kernel_matrix",
            "exact_matrix_bytes", "exact_grid_bytes", "exact_grid_memory", "exact_svm_rows_grid",

@@ -73,13 +73,18 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         on all rows, where the exact SVM's measured cost fits the time left.
         "auto": with an int ``cv``, from 20,001 rows on (where the grid on
         every row is the search's cost).
-    learn_widths : bool or "auto", default="auto"
-        Learn one RBF width per feature first (:class:`KernelWidths`, on a
-        subsample, within a quarter of ``time_budget``) and search around the
-        learned kernel: ``gamma_factors`` then scale the learned widths, and
-        the learned penalty joins the alphas. Features that do not help
-        prediction get widths near 0, as gradient boosting ignores them.
-        "auto": from 5,000 rows on, for 2 to 200 dense features.
+    learn_widths : {"auto", "diagonal", "agop", "none"} or bool, default="auto"
+        The kernel's metric, learned first on a subsample and searched around:
+        "diagonal" is one RBF width per feature (:class:`KernelWidths`: features
+        that do not help get widths near 0, as gradient boosting ignores them);
+        "agop" a full metric that also turns and combines columns
+        (:class:`KernelMetric`: the Recursive Feature Machine's average gradient
+        outer product rounds; low rank plus diagonal beyond 64 features); "auto"
+        the diagonal, then AGOP rounds from it, the one that scored best on
+        held-out rows kept, from 5,000 rows of 2 to 200 dense features (True: on
+        any data; False or "none": not learned). ``gamma_factors`` then scale the
+        learned kernel and its penalty joins the alphas. Their time is priced
+        from their measured steps within ``time_budget``.
     dtype : {None, "float32", "float64"}, default=None
         dtype of the refitted FALKON model (the other families' refits are
         float32 as their own defaults). The grid scores the exact minimiser of
@@ -144,9 +149,15 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         The learned widths (None where they were not learned); ``best_params_``'s
         ``gamma`` is then one width per feature (the factor times the widths),
         while ``cv_results_`` lists the factors.
+    kernel_metric_ : KernelMetric or None
+        The learned metric where the search ran on it (``best_params_``'s
+        ``gamma`` is then a :class:`kernelscale.kernels.Metric`, the factor times
+        the learned one); ``directions_`` are the combinations of columns that
+        matter.
     feature_relevance_ : ndarray of shape (n_features_in,)
-        With learned widths: each feature's share of the kernel's distance
-        (``KernelWidths.feature_relevance_``).
+        With learned widths or metric: each feature's share of the kernel's
+        distance (``KernelWidths.feature_relevance_`` /
+        ``KernelMetric.feature_relevance_``).
     capacity_ : list of dict or None
         With FALKON the winner, automatic ``n_components`` and a
         ``time_budget``: each doubling of the centres the time left allowed,

@@ -67,22 +67,26 @@ def middle_point(family, space, settings):
 def raw_params(search, point):
     """``point`` (in the searched columns) as the parameters of a model of the raw columns."""
     params = dict(point)
-    if search.widths_ is not None:
+    if getattr(search, "kernel_metric_", None) is not None:  # the learned metric, scaled
+        params["gamma"] = search.kernel_metric_.metric_.scaled(point["gamma"])
+    elif search.widths_ is not None:
         params["gamma"] = point["gamma"] * search.widths_.gamma_
     return params
 
 
-def model_on(search, state, point, rows, settings=None):
+def model_on(search, state, point, rows, settings=None, base_rows=None):
     """The unfitted model of ``point`` for a fit on ``rows`` rows of the first fold's
     training rows (every row: ``rows = n``), and its parameters.
 
-    FALKON's penalty is a sum over rows: on fewer rows than the grid scored it on,
-    it is scaled down with them (the same penalty per row).
+    FALKON's penalty is a sum over rows: on other rows than the grid scored it on
+    (``base_rows``: its folds' training rows; by default the first fold's), it is
+    scaled with them (the same penalty per row); the refit on every row keeps the
+    grid's penalty, as a refit after ``GridSearchCV`` does.
     """
     params = raw_params(search, point)
-    n_train = state.train0.size
-    if params["family"] == "falkon" and rows < n_train:
-        params["alpha"] = params["alpha"] * rows / n_train
+    base = state.train0.size if base_rows is None else base_rows
+    if params["family"] == "falkon" and (rows < state.train0.size or base != state.train0.size):
+        params["alpha"] = params["alpha"] * rows / base
     if "n_components" in params and params["family"] != "rff-svm":
         params["n_components"] = int(min(params["n_components"], rows))
     return search._best_model(params, settings or state.settings)[0], params

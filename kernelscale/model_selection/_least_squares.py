@@ -306,7 +306,7 @@ def falkon_unit_fixed_seconds(m, n_folds, seed=0):
     """Seconds of the part of one gamma of :func:`falkon_grid` that does not grow with
     the rows: the whitening of ``K_mm`` and one eigendecomposition per fold, all
     ``m x m``, measured here on one (a time budget prices the grid's gammas with it)."""
-    from .._clock import checkpoint, now
+    from .._clock import now
 
     rng = np.random.RandomState(seed)
     A = rng.standard_normal((m, max(1, m // 4)))

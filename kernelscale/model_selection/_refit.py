@@ -102,6 +102,9 @@ def refit(search, state, sched):
     else:
         why = f"the grid was cross-validated on {state.screened_rows} rows only"
     _on_rows(search, state, sched, winner, None, None, "refit on a subsample", why)
+    if not state.records and state.best.how == "refit on a subsample":
+        # the winner, scored on the first fold's rows, on every row where time is left
+        _held_on_every_row(search, state, sched, "the subsample's winner")
 
 
 def _on_every_row(search, state, sched, winner, predicted):
@@ -140,22 +143,21 @@ def _held_on_every_row(search, state, sched, why):
     """The held model's configuration refitted on every row, where it was fitted on fewer
     and the time left pays for it (it carries the score it was kept for)."""
     held = state.best
-    if held.rows >= state.n or held.point is None or state.fit_curve is None or \
-            held.point["family"] != state.fit_family:
+    if held.rows >= state.n or held.point is None:
         sched.skip("refit", f"{why}: the {held.how} on {held.rows} rows stands")
         return
-    predicted = REFIT_SAFETY * state.fit_curve.predict(state.n)
+    predicted = refit_seconds(state, state.records or state.screened, held.point)
     if not sched.affordable(predicted):
         sched.skip("refit", f"{why}; its refit on every row is predicted at {predicted:.1f} s, "
                             f"{sched.left():.1f} s are left: the {held.how} on {held.rows} rows "
                             "stands", predicted=predicted)
         return
     with sched.stage("refit", predicted=predicted) as run:
-        model, params = model_on(search, state, held.point, state.n)
+        model, params = model_on(search, state, held.point, state.n, base_rows=held.base_rows)
         began = now()
         model.fit(state.raw_X, state.data["y"], state.data["sample_weight"])
         state.consider(Candidate(model, params, held.point, held.score, held.cv_score,
-                                 state.n, held.how + ", refitted"))
+                                 state.n, held.how + ", refitted", base_rows=held.base_rows))
         run.note = (f"{why}: its configuration ({_describe(held.point, state)}) refitted on "
                     f"all {state.n} rows in {now() - began:.1f} s")
 
@@ -166,7 +168,8 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
     scored on that fold's held-out rows."""
     point = winner["params"]
     train = state.train0
-    fold_rows = train.size if state.records else int(0.8 * state.screened_rows)
+    k = len(state.folds)
+    fold_rows = train.size if state.records else int(state.screened_rows * (k - 1) / k)
     curve = _fit_curve(state, winner, fold_rows)
     seconds = sched.left() if share is None else share * predicted_full
     rows = int(min(train.size, curve.largest(seconds / REFIT_SAFETY)))
@@ -184,11 +187,13 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
     with sched.stage("refit", predicted=curve.predict(rows)) as run:
         part = subsample_rows(train, rows, state.data["y_index"],
                               state.settings["random_state"])
-        model, params = model_on(search, state, point, part.size)
+        # the penalty was scored on the grid's folds: the first fold's, or a subsample's
+        model, params = model_on(search, state, point, part.size, base_rows=fold_rows)
         took = state.fit_on(model, part)
         score = state.score_on_first_fold(model)
         state.n_scored += 1
-        candidate = Candidate(model, params, dict(point), score, None, part.size, how)
+        candidate = Candidate(model, params, dict(point), score, None, part.size, how,
+                              base_rows=None if state.records else fold_rows)
         kept = state.consider(candidate)
         run.outcome = "shrunk" if share is None else "done"
         run.note = ((f"{why}: " if why else "") + f"{_describe(point, state)} fitted on "

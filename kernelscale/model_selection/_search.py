@@ -32,6 +32,7 @@ from .._validation import (
     effective_n_jobs,
     resolve_memory_budget,
 )
+from ..datasets import TabularEncoder, is_frame, needs_encoding
 from ..kernels import make_kernel
 from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
 from ._choice import EXACT_MAX_ROWS, choose_families
@@ -69,7 +70,7 @@ class KernelSearch(BaseEstimator):
         "scoring": [None, str],
         "time_budget": [None, Interval("real", 0, None, closed="neither"), str],
         "halving": ["boolean", Options("auto")],
-        "learn_widths": ["boolean", Options("auto")],
+        "learn_widths": ["boolean", Options("auto", "none", "diagonal", "agop")],
         "dtype": [None, Options("float32", "float64")],
         "memory_budget": ["memory"],
         "n_jobs": N_JOBS,
@@ -110,6 +111,12 @@ class KernelSearch(BaseEstimator):
         if families != "auto":
             families = check_families(families, self._task)
         factors = check_grid("gamma_factors", self.gamma_factors, default=DEFAULT_GAMMA_FACTORS)
+        self.encoder_ = None
+        if is_frame(X) and needs_encoding(X):
+            # a real table (text, categories, booleans, dates, missing cells): encoded as
+            # numbers first; best_estimator_ takes the table (the encoder is its first step)
+            self.encoder_ = TabularEncoder().fit(X)
+            X = self.encoder_.transform(X)
         X, y = check_X_y(self, X, y, multi_output=not classifier, y_numeric=not classifier)
         n, d = X.shape
         sw = check_sample_weight(sample_weight, n)
@@ -148,7 +155,7 @@ class KernelSearch(BaseEstimator):
         # where the widths will be learned, the search's plans get what their scaled copy
         # of the columns leaves
         widths, _ = wants_widths(self.learn_widths, X)
-        copy = nbytes(X) if widths else 0
+        copy = nbytes(X) if widths is not None else 0
         if families == "auto":
             exact_plan = None
             if classifier:  # the grid's own plan: one answer to "does the matrix fit"
@@ -177,7 +184,7 @@ class KernelSearch(BaseEstimator):
         settings["halving"] = bool(halving)
         for family in families:  # a budget too small for a grid: one line, before any work
             check_family_memory(family, self._task, data, folds, space, settings)
-        self.widths_ = None
+        self.widths_ = self.kernel_metric_ = None
         return SearchState(self._task, data, folds, space, settings, scoring, list(families))
 
     def _falkon_alphas(self, n, d, space, settings, budget):
@@ -205,6 +212,12 @@ class KernelSearch(BaseEstimator):
             len(records[0]["scores"])
         self.cv_results_ = cv_results(records, self.n_splits_)
         self.best_estimator_ = best.model
+        if self.encoder_ is not None:
+            from sklearn.pipeline import Pipeline
+
+            self.best_estimator_ = Pipeline([("encoder", self.encoder_), ("model", best.model)])
+            self.n_features_in_ = self.encoder_.n_features_in_
+            self.feature_names_in_ = self.encoder_.feature_names_in_
         self.best_params_ = dict(best.params)
         self.best_index_ = next((i for i, p in enumerate(self.cv_results_["params"])
                                  if same_point(p, best.point)), None)

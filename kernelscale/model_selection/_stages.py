@@ -210,6 +210,7 @@ def _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline
         if rows >= least:
             run.outcome = "shrunk"
             notes.append(f"on {rows} of the {n} rows: {why}")
+            run.note = "; ".join(notes)  # said before it runs: the time may end it
             _subsample_grid(search, state, family, rows, deadline, notes)
         else:
             run.outcome = "skipped"

@@ -28,7 +28,7 @@ from .._planner import bytes_up, widths_plan
 from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
 from ..solvers import holdout_loss
 
-__all__ = ["KernelWidths", "WidthsTimeError", "learn_widths"]
+__all__ = ["KernelWidths", "WidthsTimeError", "learn_widths", "ridge_targets", "split_rows"]
 
 # bounds of the search, relative to the starting point (log scale): widths may
 # shrink to 1e-8 of it (a feature ignored) or grow 1e4-fold
@@ -175,8 +175,8 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         n_targets = 1 if not classification or np.unique(y).size == 2 else np.unique(y).size
         rows = self._subsample(n, d, n_targets, y if classification else None, rng)
         Xs = dense_rows(X[rows], 0, rows.size, np.float64)
-        Y = _targets(y[rows], classification)
-        parts = _split(rows.size, self.validation_fraction, rng,
+        Y = ridge_targets(y[rows], classification)
+        parts = split_rows(rows.size, self.validation_fraction, rng,
                        y[rows] if classification else None)
         m = int(min(self.n_components, parts[0].size))
         centres = Xs[rng.choice(parts[0], m, replace=False)]
@@ -334,7 +334,9 @@ def learn_widths(X, y, **params):
     return KernelWidths(**params).fit(X, y).gamma_
 
 
-def _targets(y, classification):
+def ridge_targets(y, classification):
+    """Least-squares targets: +1 / -1 per class (one column for two classes), or ``y``
+    standardised."""
     if classification:
         classes, index = np.unique(y, return_inverse=True)
         columns = 1 if classes.size == 2 else classes.size
@@ -348,7 +350,7 @@ def _targets(y, classification):
     return ((y - y.mean()) / max(float(y.std()), 1e-300))[:, None]
 
 
-def _split(n, validation_fraction, rng, labels):
+def split_rows(n, validation_fraction, rng, labels):
     """Training, validation (optimised) and stopping (early stopping) positions.
 
     With labels, every class is spread evenly over the three parts: rows are

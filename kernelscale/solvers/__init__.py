@@ -1,6 +1,7 @@
 """Solvers: plain functions on arrays, called by the estimators in ``kernelscale.models``
 and by the searches in ``kernelscale.model_selection``."""
 
+from ._agop import gradient_outer_product, predictor_gradients
 from ._blocked import margins, rmatvec, weighted_gram
 from ._cg import conjugate_gradient
 from ._chunked_solvers import (
@@ -89,6 +90,8 @@ from .smo import (
 )
 
 __all__ = [
+    "gradient_outer_product",
+    "predictor_gradients",
     "holdout_loss",
     "width_statistics",
     "ChunkedKernelOperator",
