@@ -42,11 +42,11 @@ from kernelscale import (
     DoublySGDSVC,
     KernelClassifierCV,
     KernelLogisticRegression,
+    KernelMetric,
     KernelOneClassSVM,
     KernelRegressorCV,
     KernelSVC,
     KernelSVR,
-    KernelMetric,
     KernelWidths,
     LinearSVC,
     Nystroem,
@@ -56,7 +56,6 @@ from kernelscale import (
     RandomMaclaurin,
     TensorSketch,
 )
-
 from kernelscale.datasets import TabularEncoder  # noqa: E402
 
 # The checks fit every estimator on a few dozen rows, where dual CD and CG stop at

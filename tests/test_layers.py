@@ -339,3 +339,36 @@ def test_smo_has_one_pair_solver_and_one_set_of_rules():
     for name in ("_solver.py", "_dense.py", "_path_compiled.py", "_linear.py"):
         assert "solve_pairs(" in sources[name], name
     assert "shrink_marks(" in sources["_solver.py"]
+
+
+def _code_strings(path):
+    """String constants of ``path``'s code (not its docstrings)."""
+    tree = ast.parse(path.read_text())
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docstrings]
+
+
+def test_a_family_is_named_in_its_registry_only():
+    """The search's families are objects in one registry (model_selection/_families.py):
+    no other module of the search, nor the command line, spells a family's name."""
+    from kernelscale.model_selection import FAMILIES
+
+    registry = PACKAGE / "model_selection" / "_families.py"
+    problems = []
+    for path in sorted((PACKAGE / "model_selection").glob("*.py")) + \
+            sorted((PACKAGE / "cli").glob("*.py")):
+        if path == registry:
+            continue
+        in_cli = path.parent.name == "cli"
+        for line, value in _code_strings(path):
+            # the command line's --model falkon is a model's name, not the family's
+            if value in FAMILIES and not (in_cli and value == "falkon"):
+                problems.append(f"{path.relative_to(ROOT)}:{line}: {value!r}")
+    assert not problems, "family names outside the registry:\n" + "\n".join(problems)

@@ -44,8 +44,6 @@ EXPERIMENT_NAMES = ("synthetic", "adult", "mnist", "narrow-kernel")
 DATASET_NAMES = ("a9a", "mnist10k")
 #: models whose fit can stream a file chunk by chunk (``fit --stream``)
 #: search family -> the ``fit --model`` name of the model it refits
-FAMILY_MODELS = {"exact-svm": "kernel-svc", "falkon": "falkon", "nystrom-svm": "approx-svc",
-                 "rff-svm": "approx-svc"}
 STREAM_MODELS = ("approx-svc", "approx-svr", "linear-svc", "ridge", "logistic", "falkon",
                  "dsgd")
 

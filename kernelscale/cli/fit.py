@@ -8,7 +8,6 @@ import warnings
 
 from ._options import (
     DATASET_NAMES,
-    FAMILY_MODELS,
     KERNEL_NAMES,
     MAP_NAMES,
     MODELS,
@@ -168,13 +167,13 @@ def auto_estimator(args, X, y, task="classification"):
     import numpy as np
 
     from .._validation import resolve_memory_budget
-    from ..model_selection import choose_families
+    from ..model_selection import FAMILIES, choose_families
 
     classify = task == "classification"
     families, why = choose_families("classifier" if classify else "regressor", X.shape[0],
                                     X.shape[1], int(np.unique(y).size) if classify else None,
                                     resolve_memory_budget(None))
-    args.model = FAMILY_MODELS[families[0]]
+    args.model = FAMILIES[families[0]].cli_model
     return make_estimator(args, task), why
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ._options import (
     DATASET_NAMES,
-    FAMILY_MODELS,
     add_data_options,
     add_task_option,
     positive_int,
@@ -21,16 +20,31 @@ __all__ = ["add_parser", "run"]
 
 
 def _families(text):
+    """"auto" or a comma list of names (checked against the search's families, without
+    importing the library here: :func:`check_families_option`)."""
     from ._options import ParserError
 
     names = [t.strip() for t in text.split(",") if t.strip()]
     if names == ["auto"]:
         return "auto"
-    unknown = [n for n in names if n not in FAMILY_MODELS]
-    if not names or unknown:
-        raise ParserError(f"--families: unknown {unknown or text!r}; give 'auto' or a comma "
-                          f"list of {', '.join(FAMILY_MODELS)}")
+    if not names:
+        raise ParserError(f"--families: unknown {text!r}; give 'auto' or a comma list of "
+                          "the search's families")
     return names
+
+
+def check_families_option(families, task):
+    """One line for a family the search does not know (for the task), before the data."""
+    from ..model_selection import CLASSIFIER_FAMILIES, REGRESSOR_FAMILIES
+
+    known = REGRESSOR_FAMILIES if task == "regression" else CLASSIFIER_FAMILIES
+    if families == "auto":
+        return
+    unknown = [n for n in families if n not in known]
+    if unknown:
+        what = "a regression is searched with" if task == "regression" else "give"
+        raise ValueError(f"--families: unknown {unknown} for a {task}: {what} 'auto' or a "
+                         f"comma list of {', '.join(known)}.")
 
 
 def add_parser(subparsers):
@@ -47,7 +61,8 @@ def add_parser(subparsers):
     p.add_argument("train", metavar="TRAIN", help="training data (file or a9a, mnist10k)")
     p.add_argument("--test", metavar="TEST", help="held-out data to report accuracy on")
     p.add_argument("--families", type=_families, default="auto",
-                   help=f"auto, or a comma list of {', '.join(FAMILY_MODELS)} (default: auto)")
+                   help="auto, or a comma list of the search's families: exact-svm, falkon, "
+                        "nystrom-svm, rff-svm (default: auto)")
     p.add_argument("--time-budget", default=None, metavar="DURATION",
                    help="search time, e.g. 90s, 10m, 1h (default: the whole grid)")
     p.add_argument("--cv", type=positive_int, default=5, help="folds (default: 5)")
@@ -90,10 +105,8 @@ def make_search(args, task):
                    learn_widths={"auto": "auto", "yes": True, "no": False, "diagonal": "diagonal",
                                  "agop": "agop"}[args.learn_widths],
                    random_state=args.seed)
+    check_families_option(args.families, task)
     if task == "regression":
-        if args.families != "auto" and args.families != ["falkon"]:
-            raise ValueError(f"--families {','.join(args.families)}: a regression is "
-                             "searched with falkon only; give --families falkon or auto.")
         return KernelRegressorCV(**options)
     return KernelClassifierCV(**options)
 
@@ -104,6 +117,7 @@ def run(args):
 
     from .._config import parse_duration
     from .._constraints import validate_params
+    from ..model_selection import FAMILIES
     from ._heatmap import draw_heatmap
     from ._output import (
         budget,
@@ -159,7 +173,7 @@ def run(args):
         X_eval, y_eval = (X_test, y_test) if args.test else (X, y)
         scored = model if prep is None else model[-1]  # X_eval is encoded already
         scores = quality(scored, y_eval, scored.predict(X_eval))
-        args.model = FAMILY_MODELS[search.best_params_["family"]]
+        args.model = FAMILIES[search.best_params_["family"]].cli_model
         save_fit(args, model, output, scores,
                  {"load_s": load_s, "fit_s": fit_s},
                  {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]), **record})

@@ -11,6 +11,7 @@ from ._exact import (
     exact_svm_grid,
 )
 from ._exact_rows import exact_svm_rows_grid
+from ._families import CLASSIFIER_FAMILIES, FAMILIES, REGRESSOR_FAMILIES, Family
 from ._features import nystrom_svm_grid, rff_svm_grid
 from ._least_squares import falkon_grid, fold_statistics, ridge_path
 from ._metric import KernelMetric
@@ -18,10 +19,8 @@ from ._regressor import KernelRegressorCV
 from ._results import cv_results, leaderboard
 from ._search import SearchTimeError
 from ._space import (
-    CLASSIFIER_FAMILIES,
     DEFAULT_CS,
     DEFAULT_GAMMA_FACTORS,
-    REGRESSOR_FAMILIES,
     SCORERS,
     default_alphas,
 )
@@ -34,5 +33,6 @@ __all__ = ["KernelClassifierCV", "KernelRegressorCV", "SearchTimeError", "Kernel
            "exact_matrix_bytes", "exact_grid_bytes", "exact_grid_memory", "exact_svm_rows_grid",
            "falkon_grid", "nystrom_svm_grid", "rff_svm_grid", "fold_statistics", "ridge_path",
            "cv_results", "leaderboard",
-           "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_CS",
+           "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "FAMILIES",
+           "Family", "SCORERS", "DEFAULT_CS",
            "DEFAULT_GAMMA_FACTORS", "default_alphas"]

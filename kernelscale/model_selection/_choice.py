@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .._config import format_bytes
 from .._planner import bytes_up, exact_grid_plan
+from ._families import EXACT_SVM, FALKON
 
 __all__ = ["choose_families", "EXACT_MAX_ROWS"]
 
@@ -48,14 +49,14 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget, exact
     """
     shape = f"{n_samples} rows x {n_features} features"
     if task == "regressor":
-        return ["falkon"], (f"{shape}: regression is searched with Nystrom kernel ridge "
+        return [FALKON.name], (f"{shape}: regression is searched with Nystrom kernel ridge "
                             "(FALKON's model); the exact SVR is not part of the search.")
     if exact_plan is None:  # the planner's answer without the threads' block copies
         exact_plan = exact_grid_plan(n_samples, 0, 1, memory_budget)
     need, fits = exact_plan.least, exact_plan.choice != "rows"
     shape += f", {n_classes} classes"
     if n_samples <= EXACT_MAX_ROWS and fits:
-        return ["exact-svm"], (
+        return [EXACT_SVM.name], (
             f"{shape}: the exact SVM, its kernel matrix computed once and shared by the "
             f"grid ({format_bytes(need)} with a solving thread's fold blocks), fits the "
             f"memory budget ({format_bytes(memory_budget)}) and n <= {EXACT_MAX_ROWS}, where "
@@ -67,4 +68,4 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget, exact
     else:
         why = (f"n > {EXACT_MAX_ROWS}, where the exact SVM's n^2 cost overtakes Nystrom "
                "kernel ridge's n m^2")
-    return ["falkon"], f"{shape}: Nystrom kernel ridge (FALKON's model), because {why}."
+    return [FALKON.name], f"{shape}: Nystrom kernel ridge (FALKON's model), because {why}."

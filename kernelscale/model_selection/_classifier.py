@@ -9,7 +9,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import Options
 from .._validation import available_when
 from ..models.ridge import calibrated_proba
-from ._engines import classifier_model
+from ._families import classifier_model
 from ._search import KernelSearch
 from ._space import (
     DEFAULT_CS,

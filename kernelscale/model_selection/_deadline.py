@@ -14,6 +14,7 @@ import numpy as np
 
 from .._clock import now
 from .._planner import falkon_plan
+from ._families import FALKON, FAMILIES
 
 __all__ = ["Deadline", "refit_reserve", "REFIT_UNIT_SHARE", "FALKON_CG_STEPS"]
 
@@ -88,7 +89,7 @@ def refit_reserve(family, records, unit_seconds, growth, shape=None, memory_budg
     least = REFIT_UNIT_SHARE * unit_seconds
     if not records:
         return least
-    if family == "falkon":
+    if family == FALKON.name:
         best = max(records, key=lambda r: np.nanmean(r["scores"]))["params"]
         itemsize = 8 if best["dtype"] == "float64" else 4
         if shape is None:
@@ -106,4 +107,4 @@ def refit_reserve(family, records, unit_seconds, growth, shape=None, memory_budg
     path = [r for r in records if r["params"]["gamma"] == best["params"]["gamma"]
             and r["params"].get("C", 0) <= best["params"].get("C", 0)]
     fit = float(sum(np.mean(r["fit_times"]) for r in path))
-    return max(least, fit * (growth ** 2 if family == "exact-svm" else growth))
+    return max(least, fit * growth ** FAMILIES[family].refit_power)

@@ -10,19 +10,21 @@ from __future__ import annotations
 import numpy as np
 
 from .._clock import now, unarmed
-from ..models.ridge import FLOAT32_PENALTY_FLOOR
 from ._deadline import refit_reserve
-from ._engines import FEATURE_SVMS, middle_out
+from ._families import FALKON, FAMILIES
 from ._schedule import CostCurve
-from ._space import refit_dtype
 from ._state import Candidate
 
-__all__ = ["SearchTimeError", "first_model", "first_family", "middle_point", "raw_params",
+__all__ = ["SearchTimeError", "first_model", "first_family", "raw_params",
            "model_on", "subsample_rows", "predicted_refit", "predicted_unit", "describe",
            "refit_seconds",
-           "FIT_GROWTH", "REFIT_SAFETY", "UNIT_PER_FIT"]
+           "REFIT_SAFETY"]
 
-#: rows of the first model (the probe whose cost says whether a budget can be met)
+#: rows of the first fit: it carries the one-time costs (compiling) and says whether a
+#: budget can be met at all
+WARMUP_ROWS = 200
+#: rows of the first measured fit of the first model (without a budget, its only one
+#: after the warm-up)
 FIRST_ROWS = 1000
 #: share of the time budget the first model may grow in (doubling its rows) ...
 FIRST_SHARE = 0.05
@@ -31,37 +33,8 @@ FIRST_SHARE = 0.05
 FIRST_LEAST_SECONDS = 3.0
 #: a predicted refit is reserved this many times over (costs measured on fewer rows)
 REFIT_SAFETY = 1.25
-#: growth of one fit's seconds with its rows, as (assumed, least, most): the exact SVM
-#: ~n^2 (small fits measure less: their overheads), FALKON and the feature maps ~n
-FIT_GROWTH = {"exact-svm": (2.0, 1.5, 2.5), "falkon": (1.0, 0.7, 1.5),
-              "nystrom-svm": (1.0, 0.8, 1.5), "rff-svm": (1.0, 0.8, 1.5)}
-#: a grid unit (a gamma with its C / alpha path on every fold) against one fit of the
-#: family's defaults on the first fold's training rows, before any unit is measured:
-#: measured at 3,000-100,000 rows of make_nonlinear_problem, 5 folds, 7 C / alphas (exact
-#: 8-24x, FALKON 5-15x: its m x m eigendecompositions do not shrink with the rows)
-UNIT_PER_FIT = {"exact-svm": 15.0, "falkon": 10.0, "nystrom-svm": 10.0, "rff-svm": 10.0}
-
-
 class SearchTimeError(ValueError):
     """The time budget cannot pay for even the cheapest model (refused before the search)."""
-
-
-def middle_point(family, space, settings):
-    """The grid's configuration nearest the family's defaults: the middle gamma, C nearest
-    1, FALKON's alpha nearest float32's floor (``cv_results_``'s ``params`` form)."""
-    gamma = float(space["gamma_ref"] * middle_out(space["factors"])[0])
-    if family == "falkon":
-        alphas = np.asarray(space["alphas"], dtype=np.float64)
-        target = FLOAT32_PENALTY_FLOOR * settings["weight_total"]
-        alpha = float(alphas[np.argmin(np.abs(np.log(alphas / target)))])
-        return {"family": "falkon", "gamma": gamma, "alpha": alpha,
-                "n_components": int(space["n_components"]),
-                "dtype": refit_dtype(alpha, settings["dtype"], settings["weight_total"])}
-    Cs = np.asarray(space["Cs"], dtype=np.float64)
-    point = {"family": family, "gamma": gamma, "C": float(Cs[np.argmin(np.abs(np.log(Cs)))])}
-    if family in FEATURE_SVMS:
-        point["n_components"] = int(space["n_components"])
-    return point
 
 
 def raw_params(search, point):
@@ -85,9 +58,10 @@ def model_on(search, state, point, rows, settings=None, base_rows=None):
     """
     params = raw_params(search, point)
     base = state.train0.size if base_rows is None else base_rows
-    if params["family"] == "falkon" and (rows < state.train0.size or base != state.train0.size):
+    penalised_by_rows = FAMILIES[params["family"]].penalty == "alpha"
+    if penalised_by_rows and (rows < state.train0.size or base != state.train0.size):
         params["alpha"] = params["alpha"] * rows / base
-    if "n_components" in params and params["family"] != "rff-svm":
+    if "n_components" in params and FAMILIES[params["family"]].capped:
         params["n_components"] = int(min(params["n_components"], rows))
     return search._best_model(params, settings or state.settings)[0], params
 
@@ -109,7 +83,8 @@ def subsample_rows(rows, size, labels, seed):
 
 
 def first_family(state):
-    return "falkon" if "falkon" in state.families else state.families[0]
+    """The family the first model is of: FALKON where it is searched (cheap and sound)."""
+    return FALKON.name if FALKON.name in state.families else state.families[0]
 
 
 def first_model(search, state, sched):
@@ -121,15 +96,17 @@ def first_model(search, state, sched):
     is over by then the search is refused with the budget that would do.
     """
     family = first_family(state)
-    point = middle_point(family, state.space, state.settings)
-    curve = state.fit_curve = CostCurve(*FIT_GROWTH[family], warmup=True)
+    point = FAMILIES[family].middle_point(state.space, state.settings)
+    curve = state.fit_curve = CostCurve(*FAMILIES[family].fit_growth, warmup=True)
     state.fit_family, state.fit_point = family, point
     train = state.train0
     labels = state.data["y_index"]
     seed = state.settings["random_state"]
     seconds = None if sched.end is None else \
         max(FIRST_SHARE * sched.budget_s, min(FIRST_LEAST_SECONDS, 0.15 * sched.budget_s))
-    rows = int(min(train.size, FIRST_ROWS))
+    # the first fit is small: it carries the one-time costs (numba compiling its kernels
+    # on a fresh install: seconds), so the fits after it measure the work alone
+    rows = int(min(train.size, WARMUP_ROWS))
     tried = []
     with sched.stage("first model", seconds=seconds) as run:
         while True:
@@ -155,14 +132,18 @@ def first_model(search, state, sched):
                         f"{state.valid0.size} held-out rows)")
             if len(tried) == 1:
                 _refuse_if_over(search, sched, family, part.size, state)
-            if seconds is None or part.size >= train.size:
+                if seconds is not None:  # the growth's allowance starts after the warm-up
+                    run.stop.end = min(sched.until(), now() + seconds)
+            if seconds is None and part.size >= min(train.size, FIRST_ROWS):
                 break
-            nxt = int(min(train.size, 2 * part.size))
+            if part.size >= train.size:
+                break
+            nxt = int(min(train.size, max(FIRST_ROWS, 2 * part.size)))
             if nxt > 0.75 * train.size:
                 nxt = train.size
-            # a second fit is made where it can (the first carries one-time costs, and
-            # one measurement cannot tell how the cost grows)
-            if run.left() < (curve.predict(nxt) if len(tried) > 1 else 2 * took):
+            # the fit after the warm-up is made where any time is left (one measurement
+            # cannot tell how the cost grows); then while the next is predicted to fit
+            if run.left() <= 0 or (len(tried) > 1 and run.left() < curve.predict(nxt)):
                 break
             rows = nxt
 
@@ -215,9 +196,9 @@ def refit_seconds(state, records, point, unit_seconds=0.0):
     curve = state.fit_curve
     if family == state.fit_family and curve is not None and curve.points:
         seconds = curve.predict(n)
-        if family == "exact-svm":
+        if FAMILIES[family].penalty == "C" and "C" in state.fit_point:
             seconds *= max(1.0, point["C"] / state.fit_point["C"]) ** 0.5
-        elif family == "falkon" and point.get("dtype") == "float64":
+        elif point.get("dtype") == "float64" and state.fit_point.get("dtype") != "float64":
             seconds *= 2.0
     else:
         seconds = refit_reserve(family, [r for r in records if r["params"]["family"] == family],
@@ -230,9 +211,9 @@ def refit_seconds(state, records, point, unit_seconds=0.0):
 
 def predicted_unit(state, rows):
     """Seconds one grid unit (a gamma) on ``rows`` rows is predicted to take: measured
-    units where there are some, else ``UNIT_PER_FIT`` first-model fits."""
+    units where there are some, else the family's ``unit_per_fit`` first-model fits."""
     if state.unit_curve is not None and state.unit_curve.points:
         return state.unit_curve.predict(rows)
     family = first_family(state)
-    return UNIT_PER_FIT[family] * (state.fit_curve.predict(rows * 0.8)
+    return FAMILIES[family].unit_per_fit * (state.fit_curve.predict(rows * 0.8)
                                    if state.fit_curve is not None else 0.0)

@@ -17,9 +17,9 @@ from .._clock import now
 from .._planner import MemoryPlan, nbytes
 from ..models.ridge import fold_calibration
 from ._capacity import exact_challenger, grow_centres
-from ._engines import classifier_model
 from ._exact import exact_kernel_matrix, exact_refit_plan
-from ._first_model import FIT_GROWTH, REFIT_SAFETY, model_on, refit_seconds, subsample_rows
+from ._families import EXACT_SVM, FALKON, FAMILIES, classifier_model
+from ._first_model import REFIT_SAFETY, model_on, refit_seconds, subsample_rows
 from ._schedule import CostCurve
 from ._state import Candidate, same_point
 
@@ -52,14 +52,14 @@ def _fit_curve(state, winner, train_rows):
     family (they measured the estimator's own fit), else its measured fold fits."""
     family = winner["params"]["family"]
     if state.fit_curve is not None and state.fit_curve.points and family == state.fit_family:
-        curve = CostCurve(*FIT_GROWTH[family])
+        curve = CostCurve(*FAMILIES[family].fit_growth)
         curve.points = list(state.fit_curve.points)
         return curve
-    curve = CostCurve(*FIT_GROWTH[family])
+    curve = CostCurve(*FAMILIES[family].fit_growth)
     path = [r for r in (state.records or state.screened)
             if r["params"]["family"] == family and r["params"]["gamma"] == winner["params"]["gamma"]
             and r["params"].get("C", 0) <= winner["params"].get("C", 0)]
-    seconds = float(sum(np.mean(r["fit_times"]) for r in path)) if family != "falkon" else \
+    seconds = float(sum(np.mean(r["fit_times"]) for r in path)) if family != FALKON.name else \
         float(np.mean(winner["fit_times"]))
     curve.add(train_rows, seconds)
     return curve
@@ -116,7 +116,7 @@ def _on_every_row(search, state, sched, winner, predicted):
         extra = {}
         # KernelSVC's own rule: one matrix for several binary problems (its plan holds
         # it); the grid's distances make it bit for bit the kernel the search scored
-        if point["family"] == "exact-svm" and len(data["classes"]) > 2:
+        if point["family"] == EXACT_SVM.name and len(data["classes"]) > 2:
             plan = exact_refit_plan(state.raw_X, data["y_index"], data["classes"],
                                     data["sample_weight"], state.settings, params["gamma"])
             if plan.fits:
@@ -219,16 +219,16 @@ def challenge(search, state, sched):
     search.challenger_ = None
     best = state.best
     if (state.task != "classifier" or sched.end is None or search.families != "auto"
-            or best.params["family"] == "exact-svm"):
+            or best.params["family"] == EXACT_SVM.name):
         sched.skip("challenger", "not needed: the exact SVM challenges a classifier's model of "
                                  "another family under a time budget")
         return
     space, data = state.space, state.data
-    defaults = {"family": "exact-svm", "gamma": space["gamma_ref"], "C": 1.0}
+    defaults = {"family": EXACT_SVM.name, "gamma": space["gamma_ref"], "C": 1.0}
     candidates = [("at its defaults (C=1)", defaults)]
     screened = getattr(state, "screen", None)
-    if screened and "exact-svm" in screened:
-        top = screened["exact-svm"]["params"]
+    if screened and EXACT_SVM.name in screened:
+        top = screened[EXACT_SVM.name]["params"]
         if not (np.isclose(top["gamma"], defaults["gamma"]) and top["C"] == 1.0):
             candidates.insert(0, (
                 f"at its best on the family screen (C={top['C']:.4g}, gamma x "
@@ -279,7 +279,7 @@ def grow(search, state, sched):
     first fold (:func:`grow_centres`); the winner refitted with them on every row."""
     search.capacity_ = None
     best = state.best
-    if (best.how != "refit" or best.point["family"] != "falkon"
+    if (best.how != "refit" or best.point["family"] != FALKON.name
             or search.n_components is not None or sched.end is None):
         sched.skip("growth", "not needed: FALKON's centres grow for a refitted FALKON winner "
                              "with automatic n_components under a time budget")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sklearn.base import RegressorMixin
 
-from ..models import NystromKernelRidge
+from ._families import FAMILIES
 from ._search import KernelSearch
 from ._space import (
     check_grid,
@@ -208,7 +208,4 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         return tags
 
     def _best_model(self, p, s):
-        return NystromKernelRidge(n_components=p["n_components"], gamma=p["gamma"],
-                                  alpha=p["alpha"], dtype=p["dtype"],
-                                  memory_budget=s["memory_budget"],
-                                  random_state=s["random_state"]), {}
+        return FAMILIES[p["family"]].model(p, s, "regressor"), {}

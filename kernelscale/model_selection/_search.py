@@ -36,15 +36,14 @@ from ..datasets import TabularEncoder, is_frame, needs_encoding
 from ..kernels import make_kernel
 from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
 from ._choice import EXACT_MAX_ROWS, choose_families
-from ._engines import check_family_memory
 from ._exact import exact_grid_memory
+from ._families import FALKON, check_families, check_family_memory
 from ._first_model import SearchTimeError, first_model
 from ._refit import challenge, grow, refit
 from ._results import cv_results, edge_note, leaderboard
 from ._schedule import Scheduler, print_stage
 from ._space import (
     DEFAULT_GAMMA_FACTORS,
-    check_families,
     check_grid,
     check_scoring,
     make_folds,
@@ -176,7 +175,7 @@ class KernelSearch(BaseEstimator):
                     "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
                     "dtype": self.dtype, "weight_total": float(sw.sum()),
                     **self._classifier_settings()}
-        if "falkon" in families:
+        if FALKON.name in families:
             space["alphas"] = self._falkon_alphas(n, d, space, settings, budget)
         halving = self.halving
         if halving == "auto":  # where the grid on every row is the search's cost

@@ -1,4 +1,4 @@
-"""The search space: families, the default grids, their validation, and the scores.
+"""The search space: the default grids, their validation, and the scores.
 
 Every value is checked before any work: an empty grid, a value out of range, an
 unknown family or scoring name is one clear error.
@@ -15,26 +15,9 @@ from sklearn.model_selection import KFold, StratifiedKFold
 
 from ..models.ridge import FLOAT32_PENALTY_FLOOR
 
-__all__ = ["CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "SCORERS", "DEFAULT_GAMMA_FACTORS",
-           "DEFAULT_CS", "default_alphas", "check_grid", "check_families", "check_scoring",
+__all__ = ["SCORERS", "DEFAULT_GAMMA_FACTORS",
+           "DEFAULT_CS", "default_alphas", "check_grid", "check_scoring",
            "make_folds", "representable_alphas", "refit_dtype"]
-
-#: name -> what it fits (the estimator ``best_estimator_`` will be)
-CLASSIFIER_FAMILIES = {
-    "exact-svm": "KernelSVC: the exact SVM (SMO), the kernel matrix shared by the grid",
-    "falkon": "NystromKernelRidgeClassifier (Nystrom kernel ridge), fold statistics merged, "
-              "every alpha from one eigendecomposition per gamma and fold",
-    "nystrom-svm": "ApproxKernelSVC on a Nystroem map (squared-hinge SVM on landmark "
-                   "features), landmark distances shared by every gamma, each fold's "
-                   "solutions warm-started along C",
-    "rff-svm": "ApproxKernelSVC on random Fourier features (squared-hinge SVM), the "
-               "projections X W0 of one standard-normal draw shared by every gamma, each "
-               "fold's solutions warm-started along C",
-}
-REGRESSOR_FAMILIES = {
-    "falkon": "NystromKernelRidge (Nystrom kernel ridge), fold statistics merged, every "
-              "alpha from one eigendecomposition per gamma and fold",
-}
 
 #: gamma = gamma_scale * factor: scikit-learn's "scale" times 2^-3 .. 2^3
 DEFAULT_GAMMA_FACTORS = tuple(2.0 ** k for k in range(-3, 4))
@@ -125,22 +108,6 @@ def check_scoring(scoring, task, n_classes=None):
         raise ValueError(f"scoring={scoring!r} needs two classes; these data have {n_classes}: "
                          "use e.g. 'f1_macro' or 'accuracy'.")
     return scoring
-
-
-def check_families(families, task):
-    """The family names to search (not "auto"), or one clear error."""
-    known = CLASSIFIER_FAMILIES if task == "classifier" else REGRESSOR_FAMILIES
-    if isinstance(families, str):
-        families = [families]
-    families = list(families)
-    if not families:
-        raise ValueError("families is empty: give at least one of "
-                         f"{', '.join(known)}, or 'auto'.")
-    unknown = [f for f in families if f not in known]
-    if unknown:
-        raise ValueError(f"Unknown families {unknown} for a {task}; choose from "
-                         f"{', '.join(known)} or 'auto'.")
-    return list(dict.fromkeys(families))
 
 
 def check_grid(name, values, *, default=None, integer=False, minimum=0.0):

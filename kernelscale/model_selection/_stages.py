@@ -13,12 +13,10 @@ from .._clock import now
 from .._config import format_bytes
 from .._progress import progress
 from ._deadline import Deadline
-from ._engines import middle_out, run_family
 from ._exact import exact_grid_memory
+from ._families import EXACT_SVM, FALKON, FAMILIES, middle_out, run_family
 from ._first_model import (
-    FIT_GROWTH,
     REFIT_SAFETY,
-    UNIT_PER_FIT,
     first_family,
     predicted_refit,
     predicted_unit,
@@ -37,6 +35,8 @@ from ._widths_stage import run_seconds
 
 __all__ = ["price_grid", "screen", "grid"]
 
+#: rows the grid's one-time costs (compiling) are paid on, before its unit is measured
+WARMUP_ROWS = 300
 #: the most of the time budget the family screen may take
 SCREEN_SHARE = 0.15
 #: rows one gamma of the exact SVM's grid is measured on to price the screen
@@ -46,8 +46,6 @@ SCREEN_LEAST_ROWS = 1_500
 #: the screen's other families beside the exact SVM's grid (FALKON's units cost a
 #: fraction of the exact SVM's on 5,000 rows)
 SCREEN_OTHERS = 1.3
-#: rows one gamma of a family's grid is measured on before the grid (its price)
-PROBE_ROWS = {"exact-svm": 1_000, "falkon": 2_000, "nystrom-svm": 2_000, "rff-svm": 2_000}
 
 
 def price_grid(search, state, sched):
@@ -60,31 +58,43 @@ def price_grid(search, state, sched):
     with sched.stage("grid probe", seconds=0.2 * sched.budget_s) as run:
         notes = []
         _new_unit_curve(state, family, sched)
-        _probe_unit(search, state, family, notes)
+        seconds = 0.2 * sched.budget_s
+
+        def after_warmup():  # the measurement's allowance starts after the warm-up
+            run.stop.end = min(sched.until(), now() + seconds)
+        _probe_unit(search, state, family, notes, after_warmup)
         run.note = f"{family}: " + ("; ".join(notes) or
                                     f"not needed on {state.n} rows: the grid's units are small")
 
 
 def _new_unit_curve(state, family, sched):
-    state.unit_curve = CostCurve(*FIT_GROWTH[family])
+    state.unit_curve = CostCurve(*FAMILIES[family].fit_growth)
     state.unit_family = family
-    if family == "falkon" and sched.end is not None:
+    if family == FALKON.name and sched.end is not None:
         # its m x m eigendecompositions do not shrink with the rows: measured apart
         m = int(min(state.space["n_components"], state.n))
         state.unit_curve.fixed = falkon_unit_fixed_seconds(m, len(state.folds))
 
 
-def _probe_unit(search, state, family, notes):
+def _probe_unit(search, state, family, notes, after_warmup=None):
     """One gamma of the grid measured on a small subsample: the price of a unit (its
-    records stand where nothing larger gets cross-validated)."""
-    rows = PROBE_ROWS[family]
+    records stand where nothing larger gets cross-validated). A first gamma on a tiny
+    subsample carries the grid's one-time costs (compiling) and is not measured."""
+    rows = FAMILIES[family].probe_rows
     if state.n < 2 * rows:  # the grid itself is measured: its units are small
         return
     classifier = state.task == "classifier"
     seed = state.settings["random_state"]
+    middle = {**state.space, "factors": middle_out(state.space["factors"])[:1]}
+    warm = subsample_data(state.data, max(WARMUP_ROWS, _least_rows(state, search)), seed,
+                          classifier)
+    run_family(family, state.task, warm, subsample_folds(warm, len(state.folds), seed,
+                                                         classifier),
+               middle, state.settings, None, lambda records: None)
+    if after_warmup is not None:
+        after_warmup()
     part = subsample_data(state.data, rows, seed, classifier)
     folds = subsample_folds(part, len(state.folds), seed, classifier)
-    middle = {**state.space, "factors": middle_out(state.space["factors"])[:1]}
     began = now()
     records, _ = run_family(family, state.task, part, folds, middle, state.settings, None,
                             lambda records: None)
@@ -102,7 +112,7 @@ def screen(search, state, sched):
     grid and the refit leave; ``state.screen`` is ``{family: best}`` or None."""
     n = state.n
     if (state.settings["halving"] is False or state.task != "classifier"
-            or search.families != "auto" or "exact-svm" in state.families):
+            or search.families != "auto" or EXACT_SVM.name in state.families):
         sched.skip("screen", "not needed: the family screen runs for a classifier's automatic "
                              "families beyond the exact SVM's rows")
         return
@@ -122,14 +132,18 @@ def screen(search, state, sched):
     if sched.end is not None:
         # priced by one of the exact SVM's gammas measured on a small subsample
         granted = min(SCREEN_SHARE * sched.budget_s, sched.left() - reserve)
+        if granted <= 0:
+            sched.skip("screen", f"skipped for time: {max(sched.left(), 0):.1f} s are left, and "
+                                 f"the grid and the refit are predicted at {reserve:.1f} s")
+            return
         probe = min(rows, SCREEN_PROBE_ROWS)
-        curve = CostCurve(*FIT_GROWTH["exact-svm"])
+        curve = CostCurve(*EXACT_SVM.fit_growth)
         with sched.stage("screen probe", seconds=max(granted, 0.0)) as run:
             part = subsample_data(state.data, probe, state.settings["random_state"], True)
             folds = subsample_folds(part, int(search.cv), state.settings["random_state"], True)
             middle = {**state.space, "factors": middle_out(state.space["factors"])[:1]}
             began = now()
-            run_family("exact-svm", state.task, part, folds, middle, state.settings, None,
+            run_family(EXACT_SVM.name, state.task, part, folds, middle, state.settings, None,
                        lambda records: None)
             curve.add(probe, (now() - began) * n_factors * SCREEN_OTHERS)
             run.note = (f"the exact SVM's grid predicted at {curve.predict(rows):.1f} s on "
@@ -146,16 +160,16 @@ def screen(search, state, sched):
         rows = fits
     with sched.stage("screen", reserve=reserve) as run:
         deadline = None if sched.end is None else Deadline(run.until)
-        best = screen_families(run_family, state.task, ["exact-svm", *state.families],
+        best = screen_families(run_family, state.task, [EXACT_SVM.name, *state.families],
                                state.data, state.space, state.settings, rows=rows,
                                n_splits=int(search.cv), deadline=deadline,
                                log=search.halving_.append)
         state.screen = best
-        state.n_scored += sum(n_factors * len(state.space["Cs"] if f != "falkon" else
+        state.n_scored += sum(n_factors * len(state.space["Cs"] if f != FALKON.name else
                                               state.space["alphas"]) for f in best)
         scores = ", ".join(f"{f} {b['score']:.4f}" for f, b in best.items())
         run.note = f"every family's grid on {rows} rows: {scores or 'none scored'}"
-        if "exact-svm" in best:
+        if EXACT_SVM.name in best:
             search.family_choice_ = search.family_choice_.rstrip(".") + (
                 f"; the families screened on {rows} rows: {scores}")
 
@@ -248,7 +262,7 @@ def _affordable_rows(state, seconds):
         return int(min(state.n, curve.largest(seconds)))
     fit = state.fit_curve
     family = first_family(state)
-    return int(min(state.n, fit.largest(seconds / UNIT_PER_FIT[family]) / 0.8))
+    return int(min(state.n, fit.largest(seconds / FAMILIES[family].unit_per_fit) / 0.8))
 
 
 def _least_rows(state, search):

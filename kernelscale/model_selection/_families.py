@@ -1,0 +1,436 @@
+"""The search's model families, each an object, in one registry.
+
+A :class:`Family` says everything the search needs of one kind of model (as a
+subclass of scikit-learn's ``BaseSearchCV`` says which candidates): its grid (run by
+its shared-work engine, gamma by gamma), the memory that grid needs (refused before
+any work where it does not fit), its middle configuration (the first model), how
+its cost grows with the rows, and the estimator that refits a configuration. A
+family's name is written here and nowhere else in the search: every other module
+reads it from :data:`FAMILIES` (``EXACT_SVM.name``, ``FALKON.name``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._config import format_bytes
+from .._validation import MemoryBudgetError
+from ..feature_maps import Nystroem, RandomFourierFeatures
+from ..models import (
+    ApproxKernelSVC,
+    KernelSVC,
+    NystromKernelRidge,
+    NystromKernelRidgeClassifier,
+)
+from ..models.ridge import FLOAT32_PENALTY_FLOOR
+from ..solvers import base_weights, combine_scores, plus_minus_targets
+from ._exact import exact_grid_memory, exact_svm_grid
+from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
+from ._features import (
+    NYSTROM_RCOND,
+    nystrom_svm_bytes,
+    nystrom_svm_grid,
+    nystrom_svm_solver,
+    rff_svm_bytes,
+    rff_svm_grid,
+)
+from ._least_squares import falkon_grid, falkon_grid_memory
+from ._space import SCORERS, refit_dtype
+
+__all__ = ["Family", "FAMILIES", "EXACT_SVM", "FALKON", "NYSTROM_SVM", "RFF_SVM",
+           "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "check_families", "run_family",
+           "check_family_memory", "classifier_model", "middle_out"]
+
+
+def middle_out(factors):
+    """Gamma factors nearest 1 first, so that a time budget cuts the extreme ones."""
+    factors = np.asarray(factors, dtype=np.float64)
+    return list(factors[np.argsort(np.abs(np.log(factors)), kind="stable")])
+
+
+def _scorer(scoring, y_true, to_indices=None, classes=None):
+    """``score(values)`` of one fold: ``to_indices`` turns a label scorer's values into
+    class indices (the rule of the refitted model's ``predict``)."""
+    func, needs, _ = SCORERS[scoring]
+
+    def score(values):
+        values = np.asarray(values)
+        if needs in ("scores", "values"):
+            one = values.ndim == 2 and np.ndim(y_true) == 1
+            return float(func(y_true, values[:, 0] if one else values))
+        return float(func(y_true, classes[to_indices(values)]))
+    return score
+
+
+def _records(name, records, keys=("scores", "fit_times", "score_times"), **params):
+    return [{"params": {"family": name, "gamma": float(r["gamma"]),
+                        **{k: (v(r) if callable(v) else r[v]) for k, v in params.items()}},
+             **{k: r[k] for k in keys if k in r}} for r in records]
+
+
+class Family:
+    """One family of the search: its grid, memory, first model, cost and refit.
+
+    Attributes
+    ----------
+    name : str
+        Its name in ``families=``, ``cv_results_`` and ``best_params_``.
+    descriptions : dict
+        Per task ("classifier", "regressor") it serves: what it fits.
+    cli_model : str
+        ``kernelscale fit --model`` of its refitted estimator.
+    penalty : {"C", "alpha"}
+        Its regularisation parameter.
+    fit_growth : (float, float, float)
+        One fit's seconds against its rows: ``rows ** exponent``, assumed before two
+        sizes are measured, and its bounds once measured.
+    unit_per_fit : float
+        A grid unit (a gamma with its whole path on every fold) against one fit on the
+        first fold's rows, before any unit is measured.
+    probe_rows : int
+        Rows one gamma is measured on to price the grid.
+    refit_power : float
+        A refit from scratch against a fold's measured fit grows as
+        ``(n / n_train) ** refit_power``.
+    capped : bool
+        Its ``n_components`` are rows (centres, landmarks): at most the rows fitted on.
+    """
+
+    name = None
+    descriptions = {}
+    cli_model = None
+    penalty = "C"
+    fit_growth = (1.0, 0.8, 1.5)
+    unit_per_fit = 10.0
+    probe_rows = 2_000
+    refit_power = 1.0
+    capped = True
+
+    def middle_point(self, space, settings):
+        """The grid's configuration nearest the defaults: the middle gamma and ``C``
+        nearest 1 (``cv_results_``'s ``params`` form)."""
+        Cs = np.asarray(space["Cs"], dtype=np.float64)
+        return {"family": self.name, "gamma": float(space["gamma_ref"] *
+                                                    middle_out(space["factors"])[0]),
+                "C": float(Cs[np.argmin(np.abs(np.log(Cs)))])}
+
+    def check_memory(self, task, data, folds, space, settings):
+        """Refuse, before any work, a budget too small for this grid (one line naming the
+        budget or the size that would do); the plan, where there is one."""
+        return None
+
+    def run(self, task, data, folds, space, settings, deadline, on_unit):
+        """Cross-validate the family over its grid: ``(records, complete)``.
+
+        ``data``: ``X``, ``y``, ``y_index``, ``classes``, ``sample_weight``;
+        ``space``: ``gamma_ref``, ``factors``, ``Cs``, ``alphas``, ``n_components``;
+        ``settings``: ``scoring``, ``class_weight``, ``multiclass``, ``tol``,
+        ``memory_budget``, ``n_jobs``, ``random_state``.
+        """
+        raise NotImplementedError
+
+    def model(self, params, settings, task):
+        """The unfitted estimator of a configuration ``params``: the model whose CV score
+        ``params`` has, with the search's ``settings``."""
+        raise NotImplementedError
+
+    def _scorers(self, data, folds, settings, rule):
+        classes = data["classes"]
+        return [_scorer(settings["scoring"], data["y"][val], rule, classes) for _, val in folds]
+
+
+class ExactSVM(Family):
+    name = "exact-svm"
+    descriptions = {"classifier": "KernelSVC: the exact SVM (SMO), the kernel matrix shared "
+                                  "by the grid"}
+    cli_model = "kernel-svc"
+    fit_growth = (2.0, 1.5, 2.5)
+    unit_per_fit = 15.0
+    probe_rows = 1_000
+    refit_power = 2.0
+
+    def check_memory(self, task, data, folds, space, settings):
+        s, n = settings, data["X"].shape[0]
+        # the matrix grid holds one kernel and a solving thread's copy of its fold blocks
+        plan = exact_grid_memory(data["y_index"], data["classes"], data["sample_weight"],
+                                 folds, s["class_weight"], s["multiclass"], s["n_jobs"],
+                                 s["memory_budget"])
+        if plan.choice == "rows" and CACHE_SHARE * s["memory_budget"] < 8 * n:
+            raise MemoryBudgetError(
+                f"memory_budget ({format_bytes(s['memory_budget'])}) cannot hold two "
+                f"kernel rows of {n} values in the exact SVM's row cache "
+                f"({CACHE_SHARE:.0%} of the budget); give memory_budget >= "
+                f"{format_bytes(8 * n / CACHE_SHARE)} (ideally hundreds of rows: "
+                f"{format_bytes(4 * n * 256 / CACHE_SHARE)}), or another family.")
+        return plan
+
+    def run(self, task, data, folds, space, settings, deadline, on_unit):
+        s, X, classes = settings, data["X"], data["classes"]
+        plan = self.check_memory(task, data, folds, space, settings)
+        shared = plan.choice != "rows"
+        if not shared:
+            warnings.warn(
+                f"The exact SVM's kernel matrix for {X.shape[0]} rows and a solving thread's "
+                f"fold blocks need {format_bytes(plan.least)}, over the memory budget "
+                f"({format_bytes(s['memory_budget'])}): the grid reads kernel rows through a "
+                f"cache shared by the folds and the values of C (slower); memory_budget >= "
+                f"{format_bytes(plan.least)} holds the matrix, >= "
+                f"{format_bytes(plan.shared)} also shares the distances across "
+                "gammas.", UserWarning, stacklevel=5)
+        scorers = self._scorers(data, folds, s, lambda values: combine_scores(
+            values, len(classes), s["multiclass"], s["break_ties"]))
+
+        def record(records):
+            return _records(self.name, records, C="C")
+        options = dict(gamma_ref=space["gamma_ref"], factors=middle_out(space["factors"]),
+                       Cs=space["Cs"], class_weight=s["class_weight"],
+                       multiclass=s["multiclass"], tol=s["tol"],
+                       score=lambda f, values: scorers[f](values),
+                       memory_budget=s["memory_budget"], deadline=deadline,
+                       on_unit=lambda records: on_unit(record(records)))
+        if shared:
+            records, complete = exact_svm_grid(
+                X, data["y_index"], classes, data["sample_weight"], folds,
+                n_jobs=s["n_jobs"], **options)
+        else:
+            records, complete = exact_svm_rows_grid(
+                X, data["y_index"], classes, data["sample_weight"], folds, **options)
+        return record(records), complete
+
+    def model(self, params, settings, task):
+        s = settings
+        return KernelSVC(C=params["C"], gamma=params["gamma"], class_weight=s["class_weight"],
+                         multiclass=s["multiclass"], break_ties=s["break_ties"],
+                         probability=s.get("probability", False),
+                         random_state=s["random_state"] if s.get("probability") else None,
+                         memory_budget=s["memory_budget"], n_jobs=s["n_jobs"])
+
+
+class Falkon(Family):
+    name = "falkon"
+    descriptions = {
+        "classifier": "NystromKernelRidgeClassifier (Nystrom kernel ridge), fold statistics "
+                      "merged, every alpha from one eigendecomposition per gamma and fold",
+        "regressor": "NystromKernelRidge (Nystrom kernel ridge), fold statistics merged, every "
+                     "alpha from one eigendecomposition per gamma and fold",
+    }
+    cli_model = "falkon"
+    penalty = "alpha"
+    fit_growth = (1.0, 0.7, 1.5)
+    unit_per_fit = 10.0
+    probe_rows = 2_000
+
+    def middle_point(self, space, settings):
+        """The middle gamma, the alpha nearest float32's floor (a float32 refit scores it)."""
+        alphas = np.asarray(space["alphas"], dtype=np.float64)
+        target = FLOAT32_PENALTY_FLOOR * settings["weight_total"]
+        alpha = float(alphas[np.argmin(np.abs(np.log(alphas / target)))])
+        return {"family": self.name,
+                "gamma": float(space["gamma_ref"] * middle_out(space["factors"])[0]),
+                "alpha": alpha, "n_components": int(space["n_components"]),
+                "dtype": refit_dtype(alpha, settings["dtype"], settings["weight_total"])}
+
+    @staticmethod
+    def _n_targets(task, data):
+        if task == "classifier":
+            return len(data["classes"]) if len(data["classes"]) > 2 else 1
+        return 1 if data["y"].ndim == 1 else data["y"].shape[1]
+
+    def check_memory(self, task, data, folds, space, settings):
+        X = data["X"]
+        m = min(space["n_components"], X.shape[0])
+        return falkon_grid_memory(X, m, len(folds), self._n_targets(task, data),
+                                  len(space["alphas"]), settings["memory_budget"])[0]
+
+    def run(self, task, data, folds, space, settings, deadline, on_unit):
+        s, X = settings, data["X"]
+        self.check_memory(task, data, folds, space, settings)
+        if task == "classifier":
+            classes = data["classes"]
+            Y = plus_minus_targets(data["y_index"], len(classes))
+            # one column (sign) for two classes, as the classifier predicts
+            scorers = self._scorers(data, folds, s, lambda values: combine_scores(
+                values, len(classes), "ovr"))
+        else:
+            y = np.asarray(data["y"], dtype=np.float64)
+            Y = y[:, None] if y.ndim == 1 else y
+            scorers = [_scorer(s["scoring"], y[val]) for _, val in folds]
+        weights = []
+        for train, _ in folds:
+            w = np.zeros(X.shape[0])
+            w[train] = base_weights(s["class_weight"], data["classes"], data["y_index"][train],
+                                    data["sample_weight"][train])[0] \
+                if task == "classifier" else data["sample_weight"][train]
+            weights.append(w)
+
+        def record(records):
+            # the out-of-fold predictions of the best so far travel with it (a
+            # classifier's probabilities are calibrated on them)
+            return _records(self.name, records,
+                            ("scores", "fit_times", "score_times", "values"),
+                            alpha="alpha", n_components="n_components",
+                            dtype=lambda r: refit_dtype(r["alpha"], s["dtype"],
+                                                        s["weight_total"]))
+        records, complete = falkon_grid(
+            X, Y, weights, folds, gamma_ref=space["gamma_ref"],
+            factors=middle_out(space["factors"]), alphas=space["alphas"],
+            n_components=min(space["n_components"], X.shape[0]),
+            random_state=s["random_state"], score=lambda f, values: scorers[f](values),
+            memory_budget=s["memory_budget"], deadline=deadline,
+            on_unit=lambda records: on_unit(record(records)),
+            keep_values=task == "classifier")
+        return record(records), complete
+
+    def model(self, params, settings, task):
+        s = settings
+        if task == "regressor":
+            return NystromKernelRidge(n_components=params["n_components"],
+                                      gamma=params["gamma"], alpha=params["alpha"],
+                                      dtype=params["dtype"], memory_budget=s["memory_budget"],
+                                      random_state=s["random_state"])
+        return NystromKernelRidgeClassifier(
+            n_components=params["n_components"], gamma=params["gamma"], alpha=params["alpha"],
+            dtype=params["dtype"], class_weight=s["class_weight"],
+            memory_budget=s["memory_budget"], probability=s.get("probability", False),
+            random_state=s["random_state"])
+
+
+class _FeatureSVM(Family):
+    """A linear SVM on a feature map whose expensive part the grid computes once."""
+
+    cli_model = "approx-svc"
+    grid = memory = None
+    what = None
+
+    def middle_point(self, space, settings):
+        return {**super().middle_point(space, settings),
+                "n_components": int(space["n_components"])}
+
+    def _m(self, space, n):
+        return min(space["n_components"], n) if self.capped else space["n_components"]
+
+    def check_memory(self, task, data, folds, space, settings):
+        n = data["X"].shape[0]
+        m = self._m(space, n)
+        need = type(self).memory(n, m)
+        if need > settings["memory_budget"]:
+            fits = 1  # the most components whose arrays fit (the need grows with m)
+            while fits < m and type(self).memory(n, fits + 1) <= settings["memory_budget"]:
+                fits += 1
+            raise ValueError(
+                f"The {self.name} family's shared arrays for {n} rows x {m} {self.what} need "
+                f"{format_bytes(need)}, over memory_budget "
+                f"({format_bytes(settings['memory_budget'])}): give memory_budget >= "
+                f"{format_bytes(need)} or n_components <= {fits}.")
+        return None
+
+    def run(self, task, data, folds, space, settings, deadline, on_unit):
+        s, classes = settings, data["classes"]
+        self.check_memory(task, data, folds, space, settings)
+        n = data["X"].shape[0]
+        m = self._m(space, n)
+        need = type(self).memory(n, m)
+        # one-vs-rest scores, the rule of ApproxKernelSVC's predict
+        scorers = self._scorers(data, folds, s, lambda values: combine_scores(
+            values, len(classes), "ovr"))
+
+        def record(records):
+            return _records(self.name, records, C="C", n_components="n_components")
+        records, complete = type(self).grid(
+            data["X"], data["y_index"], classes, data["sample_weight"], folds,
+            gamma_ref=space["gamma_ref"], factors=middle_out(space["factors"]), Cs=space["Cs"],
+            n_components=m, class_weight=s["class_weight"], random_state=s["random_state"],
+            score=lambda f, values: scorers[f](values),
+            # the solver's row blocks get what the shared arrays leave
+            memory_budget=max(s["memory_budget"] - need, 2**20),
+            n_jobs=s["n_jobs"], deadline=deadline,
+            on_unit=lambda records: on_unit(record(records)))
+        return record(records), complete
+
+    def _map(self, params, settings):
+        raise NotImplementedError
+
+    def model(self, params, settings, task):
+        s = settings
+        return ApproxKernelSVC(feature_map=self._map(params, s), C=params["C"],
+                               class_weight=s["class_weight"],
+                               solver=nystrom_svm_solver(params["n_components"]),
+                               probability=s.get("probability", False),
+                               memory_budget=s["memory_budget"],
+                               random_state=s["random_state"])
+
+
+class NystromSVM(_FeatureSVM):
+    name = "nystrom-svm"
+    descriptions = {"classifier": "ApproxKernelSVC on a Nystroem map (squared-hinge SVM on "
+                                  "landmark features), landmark distances shared by every "
+                                  "gamma, each fold's solutions warm-started along C"}
+    grid, memory = staticmethod(nystrom_svm_grid), staticmethod(nystrom_svm_bytes)
+    what = "landmarks"
+
+    def _map(self, params, settings):
+        # the landmarks the search drew: the same draw from the same rows and seed
+        return Nystroem(n_components=params["n_components"], gamma=params["gamma"],
+                        decomposition="eigh", rcond=NYSTROM_RCOND,
+                        random_state=settings["random_state"])
+
+
+class RFFSVM(_FeatureSVM):
+    name = "rff-svm"
+    descriptions = {"classifier": "ApproxKernelSVC on random Fourier features (squared-hinge "
+                                  "SVM), the projections X W0 of one standard-normal draw "
+                                  "shared by every gamma, each fold's solutions "
+                                  "warm-started along C"}
+    grid, memory = staticmethod(rff_svm_grid), staticmethod(rff_svm_bytes)
+    what = "random Fourier features"
+    capped = False
+
+    def _map(self, params, settings):
+        # the draw the search made: the same frequencies and phases from the same seed
+        return RandomFourierFeatures(n_components=params["n_components"],
+                                     gamma=params["gamma"],
+                                     random_state=settings["random_state"])
+
+
+#: every family by name
+FAMILIES = {f.name: f for f in (ExactSVM(), Falkon(), NystromSVM(), RFFSVM())}
+EXACT_SVM, FALKON = FAMILIES["exact-svm"], FAMILIES["falkon"]
+NYSTROM_SVM, RFF_SVM = FAMILIES["nystrom-svm"], FAMILIES["rff-svm"]
+#: name -> what it fits (the estimator ``best_estimator_`` will be), per task
+CLASSIFIER_FAMILIES = {name: f.descriptions["classifier"] for name, f in FAMILIES.items()
+                       if "classifier" in f.descriptions}
+REGRESSOR_FAMILIES = {name: f.descriptions["regressor"] for name, f in FAMILIES.items()
+                      if "regressor" in f.descriptions}
+
+
+def check_families(families, task):
+    """The family names to search (not "auto"), or one clear error."""
+    known = CLASSIFIER_FAMILIES if task == "classifier" else REGRESSOR_FAMILIES
+    if isinstance(families, str):
+        families = [families]
+    families = list(families)
+    if not families:
+        raise ValueError("families is empty: give at least one of "
+                         f"{', '.join(known)}, or 'auto'.")
+    unknown = [f for f in families if f not in known]
+    if unknown:
+        raise ValueError(f"Unknown families {unknown} for a {task}; choose from "
+                         f"{', '.join(known)} or 'auto'.")
+    return list(dict.fromkeys(families))
+
+
+def run_family(family, task, data, folds, space, settings, deadline, on_unit):
+    """Cross-validate the family named ``family`` over its grid: :meth:`Family.run`."""
+    return FAMILIES[family].run(task, data, folds, space, settings, deadline, on_unit)
+
+
+def check_family_memory(family, task, data, folds, space, settings):
+    """:meth:`Family.check_memory` of the family named ``family``."""
+    return FAMILIES[family].check_memory(task, data, folds, space, settings)
+
+
+def classifier_model(params, settings):
+    """The (unfitted) classifier of a configuration ``params``."""
+    return FAMILIES[params["family"]].model(params, settings, "classifier")
