@@ -14,30 +14,34 @@ few small per-row vectors below :data:`SLACK_BYTES` (Python objects, index
 arrays of a fold). ``benchmarks/bench_memory.py`` and ``tests/test_memory_plans.py``
 measure every path's peak against its plan.
 
-The formulas live here, in one module, so that "does the ``n x n`` matrix fit"
-has one answer everywhere (the family choice, ``KernelSVC``, the grid and the
-refit used to carry five that disagreed at the edges).
+The formulas live here so that "does the ``n x n`` matrix fit" has one answer
+everywhere (the family choice, ``KernelSVC``, the grid and the refit once disagreed).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._config import format_bytes
 from ._validation import MemoryBudgetError
 
-__all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "bytes_up", "smo_plan", "exact_grid_plan",
-           "falkon_plan", "falkon_grid_plan", "features_plan", "widths_plan", "SMO_TEMPORARY_SHARE",
-           "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES"]
+__all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "bytes_up", "smo_plan",
+           "exact_grid_plan", "falkon_plan", "falkon_grid_plan", "features_plan",
+           "widths_plan", "SMO_TEMPORARY_SHARE", "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES",
+           "held_plan", "exact_svm_bytes", "exact_matrix_bytes",
+           "dense_workspace_sizes", "svm_workspace_bytes", "threads_in_budget",
+           "linear_solver_bytes", "nystrom_svm_bytes", "rff_svm_bytes",
+           "falkon_grid_row_bytes", "smo_fit_plan", "sparse_row_bytes"]
 
 #: Allocations a plan does not itemise (Python objects, small index arrays); the peak
 #: tests allow this much beyond the plan on top of ``budget + returned``.
 SLACK_BYTES = 2 * 2**20
 
 #: The exact SVM's row route gives at most this share of the budget, and at most
-#: :data:`SMO_TEMPORARY_MAX` bytes, to the temporaries of a batch of kernel rows (and
-#: of a gradient rebuilt from rows); the rest is the cache. A batch of 16 MB keeps
-#: the GEMM at full speed (``kernelscale.solvers.smo``'s ``SMOSettings.batch_bytes``).
+#: :data:`SMO_TEMPORARY_MAX` bytes, to the temporaries of a batch of kernel rows (and of a
+#: gradient rebuilt from rows); the rest is the cache. A 16 MB batch keeps the GEMM at full
+#: speed (``SMOSettings.batch_bytes``).
 SMO_TEMPORARY_SHARE = 0.25
 SMO_TEMPORARY_MAX = 64 * 2**20
 #: Rows computed at once into the cache are batched to this many bytes.
@@ -80,8 +84,7 @@ class MemoryPlan:
         self.parts = {k: int(max(0, v)) for k, v in parts.items()}
         self.choice = choice
         self.settings = settings
-        for key, value in settings.items():
-            setattr(self, key, value)
+        self.__dict__.update(settings)
 
     @property
     def total(self):
@@ -110,6 +113,20 @@ class MemoryPlan:
                 f"{format_bytes(self.budget)}: {self.breakdown()})")
 
 
+def sparse_row_bytes(X):
+    """Bytes per row of a row slice of sparse ``X`` (0 for dense input)."""
+    if not sp.issparse(X) or X.shape[0] == 0:
+        return 0
+    per_entry = 2 * X.data.dtype.itemsize + X.indices.dtype.itemsize  # slice + its cast
+    return int(np.ceil(X.nnz / X.shape[0])) * per_entry + X.indptr.dtype.itemsize
+
+
+def held_plan(what, budget, parts, advice=""):
+    """The plan of ``parts`` (name: bytes) a step holds, required to fit (``advice``: the
+    error's end)."""
+    return MemoryPlan(what, budget, parts, choice="held").require(advice)
+
+
 def bytes_up(n):
     """:func:`kernelscale._config.format_bytes` rounded up: a budget given as the text is enough.
 
@@ -124,8 +141,8 @@ def bytes_up(n):
             value = n / scale
             digits = max(0, 2 - int(np.floor(np.log10(value))))
             step = 10.0 ** -digits
-            return f"{np.ceil(value / step - 1e-9) * step:.{digits}f}".rstrip("0").rstrip(".") \
-                + unit
+            text = f"{np.ceil(value / step - 1e-9) * step:.{digits}f}"
+            return text.rstrip("0").rstrip(".") + unit
     return f"{int(n)}"
 
 
@@ -149,10 +166,60 @@ def block_rows(n_rows, bytes_per_row, budget, what):
 
 # ------------------------------------------------------------------ exact SVM
 
+def exact_svm_bytes(n_rows):
+    """The exact grid's shared distances and one gamma's kernel (float32)."""
+    return 8 * n_rows * n_rows
+
+
+def exact_matrix_bytes(n_rows):
+    """One gamma's kernel matrix (float32): the least the matrix grid needs."""
+    return 4 * n_rows * n_rows
+
+
+def dense_workspace_sizes(n, compact_keep):
+    """Entries of a solving thread's two buffers for folds of ``n`` rows: the fold's block and
+    its largest compaction (SMO compacts a block shrunk to ``compact_keep`` of its rows)."""
+    return n * n, int(compact_keep * n) ** 2
+
+
+def svm_workspace_bytes(fold_sizes, n, compact_keep):
+    """One solving thread's scratch (float32): its largest fold block and compaction buffer.
+
+    ``fold_sizes``: per fold, ``(whole, rows)`` of each binary problem (``whole``: the
+    problem covers every row of the ``n``-row matrix, so a fold that keeps them all is
+    solved on the matrix itself and only its compactions need room).
+    """
+    most = 0
+    for per_fold in fold_sizes:
+        for whole, m in per_fold:
+            block, compact = dense_workspace_sizes(m, compact_keep)
+            most = max(most, 4 * (compact if whole and m == n else block + compact))
+    return most
+
+
+def threads_in_budget(n_jobs, held, each, memory_budget, what):
+    """The solving threads the budget holds beside ``held`` bytes, ``each`` per thread.
+
+    At least one runs; where fewer than ``n_jobs`` fit, a warning names the
+    budget that would run them all (``what``: the matrix, for the message).
+    """
+    import warnings
+
+    threads = int(max(1, min(n_jobs, (memory_budget - held) // max(each, 1))))
+    if threads < n_jobs:
+        warnings.warn(
+            f"memory_budget ({format_bytes(memory_budget)}) holds {what} "
+            f"({format_bytes(held)}) and the block copies of {threads} solving thread(s) "
+            f"({format_bytes(each)} each): the solver runs {threads} thread(s), not "
+            f"n_jobs={n_jobs}; memory_budget >= {format_bytes(held + n_jobs * each)} would run "
+            "them all.", UserWarning, stacklevel=4)
+    return threads
+
+
 
 def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
              working_set_size, matrix=False, matrix_threads=1, workspace=0,
-             fill_row_bytes=0, prepared_bytes=None):
+             fill_row_bytes=0, prepared_bytes=None, held_matrix=None, densify=True):
     """The exact SVM's fit: the kernel matrix held whole, or a row cache beside temporaries.
 
     Parameters
@@ -175,6 +242,11 @@ def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
         Temporaries per row while the matrix is filled (the kernel's).
     prepared_bytes : int, default=None
         The rows' float32 working copy (row route); None: ``4 n_points n_features``.
+    held_matrix : int, default=None
+        The matrix route's kernel matrix when it is given (a precomputed kernel: only
+        a float32 copy of it is held); None: ``4 n_points^2``.
+    densify : bool, default=True
+        Whether the row route works on a dense copy of the rows (``densify``).
 
     Returns
     -------
@@ -188,13 +260,14 @@ def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
     q = int(max(2, min(working_set_size, n_variables)))
     if matrix:
         fill = max(fill_row_bytes, 1) * min(n_points, 64)
-        parts = {"kernel matrix": 4 * n_points * n_points,
+        matrix_bytes = 4 * n_points * n_points if held_matrix is None else held_matrix
+        parts = {"kernel matrix": matrix_bytes,
                  "thread copies": matrix_threads * workspace, "solver vectors": vectors,
                  "working-set blocks": 8 * q * q, "matrix fill": fill}
-        plan = MemoryPlan(what, budget, parts, choice="matrix", threads=matrix_threads,
-                          working_set_size=q)
-        plan.fill_bytes = max(fill, budget - plan.total + fill)
-        return plan
+        total = sum(max(0, int(v)) for v in parts.values())
+        return MemoryPlan(what, budget, parts, choice="matrix", threads=matrix_threads,
+                          working_set_size=q, densify=densify,
+                          fill_bytes=max(fill, budget - total + fill))
     prepared = 4 * n_points * n_features if prepared_bytes is None else prepared_bytes
     row = 4 * n_variables
     least_temporary = 8 * 4 * (n_points + 2 * n_features)  # eight kernel rows at a time
@@ -212,15 +285,39 @@ def smo_plan(what, *, n_points, n_variables, n_features, budget, cache_bytes,
     # require() names the budget); a user's cache_size below two rows is RowCache's error
     cache = int(min(cache_bytes, max(2 * row, rest - blocks(q))))
     q = int(max(2, min(q, cache // row)))
-    # the cache keeps its batch buffer between fetches, and a doubled problem's rows
-    # pass through one more of its size
+    # the cache keeps its batch buffer between fetches; a doubled problem's rows pass one more
     batch = int(min(SMO_BATCH_BYTES, max(temporary // 4, 4 * n_variables)))
     parts = {"prepared rows": prepared, "solver vectors": vectors,
              "working-set blocks": blocks(q), "row cache": cache, "row batches": 2 * batch,
              "kernel temporaries": temporary}
     return MemoryPlan(what, budget, parts, choice=f"row cache of {cache // row} rows",
                       cache_bytes=cache, temporary_bytes=temporary, batch_bytes=batch,
-                      working_set_size=q)
+                      working_set_size=q, densify=densify)
+
+
+def smo_fit_plan(what, *, n, n_variables, n_features, budget, cache_bytes, working_set_size,
+                 matrix, threads=1, workspace=0, fill_row_bytes=0, precomputed=False,
+                 sparse=False, float32_input=False):
+    """An exact model's fit (:func:`smo_plan`) from what its input is.
+
+    A precomputed kernel is the input itself: only a float32 copy of another one is
+    held, and there are no rows to prepare. A sparse input is densified (a float32
+    working copy, ``4 n d``) where that copy takes at most a quarter of the budget;
+    beyond, its rows stay sparse.
+    """
+    if precomputed:
+        prepared, fill = 0, 0
+        held = 0 if float32_input else 4 * n * n
+    else:
+        prepared = 4 * n * n_features if (not sparse or 4 * n * n_features <= budget // 4) \
+            else 0
+        fill, held = fill_row_bytes, None
+    return smo_plan(what, n_points=n, n_variables=n_variables, n_features=n_features,
+                    budget=budget, cache_bytes=cache_bytes, working_set_size=working_set_size,
+                    matrix=matrix, matrix_threads=threads, workspace=workspace,
+                    fill_row_bytes=fill, prepared_bytes=prepared,
+                    held_matrix=held if matrix else None,
+                    densify=bool(prepared) or not sparse)
 
 
 def exact_grid_plan(n, workspace, n_jobs, budget):
@@ -295,9 +392,12 @@ def falkon_plan(what, *, n, m, n_targets, itemsize, budget, block_row_bytes):
     if plan.fits:
         return plan
     free = budget - sum(fixed.values())
+    # the least a recomputing fit needs: the factors and one row of a kernel block
+    least = MemoryPlan(what, budget, {**fixed, "kernel block": block_row_bytes},
+                       choice="recomputed")
     return MemoryPlan(what, budget, {**fixed, "kernel block": max(free, block_row_bytes)},
                       choice="recomputed", block_bytes=max(free, block_row_bytes),
-                      kept_bytes=kept + sum(fixed.values()) + fill)
+                      kept_bytes=kept + sum(fixed.values()) + fill, least_plan=least)
 
 
 def falkon_grid_plan(*, n, m, n_folds, n_targets, n_alphas, budget, block_row_bytes,
@@ -327,13 +427,38 @@ def falkon_grid_plan(*, n, m, n_folds, n_targets, n_alphas, budget, block_row_by
         rest -= distances
     block = max(block_row_bytes, rest)
     parts["kernel blocks"] = block
+    least_plan = MemoryPlan("the FALKON family's grid", budget,
+                            {**parts, "kernel blocks": 64 * block_row_bytes})
     return MemoryPlan("the FALKON family's grid", budget, parts,
                       choice="distances kept" if keep else "distances recomputed",
                       keep_distances=keep, block_bytes=block,
-                      least=sum(fixed.values()) + 64 * block_row_bytes)
+                      least=sum(fixed.values()) + 64 * block_row_bytes, least_plan=least_plan)
+
+
+def falkon_grid_row_bytes(prepared_row, m, d, n_targets, n_alphas):
+    """A FALKON grid block's row: its distances, kernel, weighted copy, gathered rows."""
+    return prepared_row + 3 * 8 * m + 8 * d + 8 * n_targets * n_alphas
 
 
 # ------------------------------------------------------------- feature maps
+
+
+def linear_solver_bytes(n_rows, n_features):
+    """A linear SVM solver beside its features: per-row vectors, Newton's Hessian, factor."""
+    return 64 * n_rows + 16 * (n_features + 1) ** 2
+
+
+def nystrom_svm_bytes(n_rows, n_components):
+    """The Nystrom SVM grid: distances (float64), features and a fold's copy (float32), the
+    landmarks' m x m matrices, a block of kernel rows, the solver."""
+    return (16 * n_rows * n_components + 8 * 6 * n_components ** 2
+            + 2 * 8 * 256 * n_components + linear_solver_bytes(n_rows, n_components))
+
+
+def rff_svm_bytes(n_rows, n_components):
+    """The RFF SVM grid: projections, features and a fold's copy (float32), the solver."""
+    return 12 * n_rows * n_components + linear_solver_bytes(n_rows, n_components)
+
 
 
 def features_plan(what, *, n, n_components, itemsize, budget, extra=0, per_row_temporary=0):

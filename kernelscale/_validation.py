@@ -31,7 +31,6 @@ __all__ = [
     "iter_row_blocks",
     "refuse_chunked",
     "dense_rows",
-    "sparse_row_bytes",
     "csr_int32",
     "check_width",
 ]
@@ -330,14 +329,6 @@ def csr_int32(X):
             (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
         )
     return X
-
-
-def sparse_row_bytes(X):
-    """Bytes per row of a row slice of sparse ``X`` (0 for dense input)."""
-    if not sp.issparse(X) or X.shape[0] == 0:
-        return 0
-    per_entry = 2 * X.data.dtype.itemsize + X.indices.dtype.itemsize  # slice + its cast
-    return int(np.ceil(X.nnz / X.shape[0])) * per_entry + X.indptr.dtype.itemsize
 
 
 class available_when:  # noqa: N801 (used as a decorator, as scikit-learn's available_if)

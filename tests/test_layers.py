@@ -372,3 +372,47 @@ def test_a_family_is_named_in_its_registry_only():
             if value in FAMILIES and not (in_cli and value == "falkon"):
                 problems.append(f"{path.relative_to(ROOT)}:{line}: {value!r}")
     assert not problems, "family names outside the registry:\n" + "\n".join(problems)
+
+
+def _byte_formulas(path):
+    """Module-level functions of ``path`` named ``*_bytes`` whose body computes bytes (a
+    size times a number: ``4 * n``): the planner's formulas. (A kernel's or a row store's
+    own temporaries, methods of their classes, are theirs to say.)"""
+    def sized(n):
+        sides = (n.left, n.right)
+        number = [isinstance(side, ast.Constant) and isinstance(side.value, (int, float))
+                  for side in sides]
+        return any(number) and not all(number)
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name.endswith("_bytes"):
+            if any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Pow))
+                   and sized(n) for n in ast.walk(node)):
+                found.append((node.lineno, node.name))
+    return found
+
+
+def test_every_byte_formula_is_in_the_planner_and_plans_are_built_there():
+    """The planner's docstring says its formulas live there: no other module defines a byte
+    formula, builds a MemoryPlan or edits one after it is built."""
+    planner = PACKAGE / "_planner.py"
+    problems = []
+    for path in modules():
+        if path == planner:
+            continue
+        where = path.relative_to(ROOT)
+        problems += [f"{where}:{line}: byte formula {name}" for line, name in _byte_formulas(path)]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "MemoryPlan":
+                problems.append(f"{where}:{node.lineno}: builds a MemoryPlan")
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                base = target.value if isinstance(target, (ast.Attribute, ast.Subscript)) \
+                    else None
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id == "plan" and \
+                        isinstance(target, (ast.Attribute, ast.Subscript)):
+                    problems.append(f"{where}:{node.lineno}: edits a plan after it is built")
+    assert not problems, "\n".join(problems)

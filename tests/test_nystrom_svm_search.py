@@ -78,7 +78,7 @@ def test_family_is_listed_and_checked_by_name():
 
 
 def test_memory_budget_too_small_says_what_would_fit():
-    from kernelscale.model_selection._features import nystrom_svm_bytes
+    from kernelscale._planner import nystrom_svm_bytes
 
     X, y = make_blobs(400, centers=2, random_state=0)
     search = KernelClassifierCV(families="nystrom-svm", n_components=100,

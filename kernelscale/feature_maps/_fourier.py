@@ -9,7 +9,8 @@ import numpy as np
 
 from .._constraints import Interval, Options
 from .._parallel import parallel_guard
-from .._validation import dense_rows, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import dense_rows
 from ..kernels import (
     KERNEL_CONSTRAINTS,
     RBF,

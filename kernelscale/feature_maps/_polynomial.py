@@ -15,7 +15,8 @@ import scipy.fft
 
 from .._constraints import Interval
 from .._parallel import parallel_guard
-from .._validation import dense_rows, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import dense_rows
 from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, KERNEL_CONSTRAINTS, Polynomial, resolve_gamma
 from ._base import _FeatureMap
 

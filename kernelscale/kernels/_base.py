@@ -16,7 +16,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import iter_row_blocks, resolve_memory_budget, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import iter_row_blocks, resolve_memory_budget
 from ._compiled import exp_floor, scaled_exp
 from ._exp import exp_block32
 

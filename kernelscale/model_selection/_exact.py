@@ -29,7 +29,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .._clock import now, run_with_stop, stop_at
-from .._planner import exact_grid_plan, smo_plan
+from .._planner import (
+    exact_grid_plan,
+    exact_matrix_bytes,
+    exact_svm_bytes,
+    smo_plan,
+    threads_in_budget,
+)
 from ..kernels import RBF
 from ..solvers import (
     OvoLayout,
@@ -38,7 +44,6 @@ from ..solvers import (
     solve_problem_path,
     svm_decision_values,
     svm_problems,
-    threads_in_budget,
     warn_unconverged,
     workspace_bytes,
 )
@@ -49,16 +54,6 @@ __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_gri
 # numba's parallel regions (the exp, large gathers) are entered by one thread at a
 # time: its default threading layer without TBB or OpenMP is not reentrant
 _PARALLEL_REGION = threading.Lock()
-
-
-def exact_svm_bytes(n_rows):
-    """Memory the shared matrices need: the distances and the kernel of one gamma (float32)."""
-    return 8 * n_rows * n_rows
-
-
-def exact_matrix_bytes(n_rows):
-    """Memory of one gamma's kernel matrix (float32): the least the matrix grid needs."""
-    return 4 * n_rows * n_rows
 
 
 def exact_grid_memory(y_index, classes, sample_weight, folds, class_weight, multiclass,

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from .._config import format_bytes
+from .._planner import nystrom_svm_bytes, rff_svm_bytes
 from .._validation import MemoryBudgetError
 from ..feature_maps import Nystroem, RandomFourierFeatures
 from ..models import (
@@ -30,10 +31,8 @@ from ._exact import exact_grid_memory, exact_svm_grid
 from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
 from ._features import (
     NYSTROM_RCOND,
-    nystrom_svm_bytes,
     nystrom_svm_grid,
     nystrom_svm_solver,
-    rff_svm_bytes,
     rff_svm_grid,
 )
 from ._least_squares import falkon_grid, falkon_grid_memory

@@ -35,8 +35,7 @@ from ..solvers import base_weights
 from ._least_squares import whitening
 from ._runner import run_units
 
-__all__ = ["nystrom_svm_grid", "nystrom_svm_bytes", "nystrom_svm_solver", "NYSTROM_RCOND",
-           "rff_svm_grid", "rff_svm_bytes"]
+__all__ = ["nystrom_svm_grid", "nystrom_svm_solver", "NYSTROM_RCOND", "rff_svm_grid"]
 
 #: Relative eigenvalue cutoff of ``K_mm``: the search's and the refitted map's.
 NYSTROM_RCOND = 1e-12
@@ -51,23 +50,6 @@ def nystrom_svm_solver(n_components):
     large C and cannot start from another C's solution.
     """
     return "newton" if n_components <= 4096 else "lbfgs"
-
-
-def _solver_bytes(n_rows, n_components):
-    # Newton's Hessian and its factor, and the solver's per-row vectors
-    return 16 * (n_components + 1) ** 2 + 64 * n_rows
-
-
-def nystrom_svm_bytes(n_rows, n_components):
-    """Memory the grid holds: the distances (float64), the features and a fold's copy of
-    them (float32), the landmarks' m x m matrices, a block of kernel rows, the solver."""
-    return (16 * n_rows * n_components + 8 * 6 * n_components ** 2
-            + 2 * 8 * 256 * n_components + _solver_bytes(n_rows, n_components))
-
-
-def rff_svm_bytes(n_rows, n_components):
-    """Memory the grid holds: projections, features and a fold's copy (float32), the solver."""
-    return 12 * n_rows * n_components + _solver_bytes(n_rows, n_components)
 
 
 def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factors, Cs,

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import linalg
 
 from .._clock import checkpoint, now
-from .._planner import MemoryPlan, block_rows, falkon_grid_plan
+from .._planner import block_rows, falkon_grid_plan, falkon_grid_row_bytes
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
 from ._runner import run_units
@@ -152,15 +152,12 @@ def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget):
     """
     kernel = RBF(1.0)
     prepared_row = kernel.prepare(X[:1], np.float64).bytes_per_row(X)
-    # per block row: its distances, its kernel, the weighted copy and the gathered rows
-    row_bytes = prepared_row + 3 * 8 * m + 8 * X.shape[1] + 8 * n_targets * n_alphas
+    row_bytes = falkon_grid_row_bytes(prepared_row, m, X.shape[1], n_targets, n_alphas)
     plan = falkon_grid_plan(n=X.shape[0], m=m, n_folds=n_folds, n_targets=n_targets,
                             n_alphas=n_alphas, budget=memory_budget, block_row_bytes=row_bytes)
-    if plan.block_bytes < 64 * row_bytes:
-        least = MemoryPlan(plan.what, memory_budget,
-                           {**plan.parts, "kernel blocks": 64 * row_bytes})
-        least.require(f" (or fewer centres than n_components={m}: the statistics are "
-                      f"{n_folds + 4} m x m float64 matrices)")
+    # the statistics and 64 rows of kernel blocks, or one line naming the budget
+    plan.least_plan.require(f" (or fewer centres than n_components={m}: the statistics are "
+                            f"{n_folds + 4} m x m float64 matrices)")
     return plan, prepared_row, row_bytes
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._clock import now
-from .._planner import MemoryPlan, nbytes
+from .._planner import held_plan, nbytes
 from ..models.ridge import fold_calibration
 from ._capacity import exact_challenger, grow_centres
 from ._exact import exact_kernel_matrix, exact_refit_plan
@@ -208,8 +208,7 @@ def _fold_settings(state):
     train, test = state.train0, state.valid0
     settings = state.settings
     copy = nbytes(state.data["X"][:1]) * (len(train) + len(test))
-    MemoryPlan("a fit on the first fold", settings["memory_budget"],
-               {"the fold's rows": copy}).require()
+    held_plan("a fit on the first fold", settings["memory_budget"], {"the fold's rows": copy})
     return {**settings, "probability": False, "memory_budget": settings["memory_budget"] - copy}
 
 

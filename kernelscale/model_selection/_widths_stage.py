@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._clock import now
-from .._planner import MemoryPlan, nbytes
+from .._planner import held_plan, nbytes
 from ..models.ridge import FLOAT32_PENALTY_FLOOR
 from ._first_model import REFIT_SAFETY, predicted_refit, predicted_unit
 from ._metric import KernelMetric, MetricTimeError
@@ -183,8 +183,8 @@ def _use_widths(search, state, widths):
     X = data["X"]
     scaled = widths.transform(X)
     copy = nbytes(scaled) if scaled is not X else 0
-    MemoryPlan("the columns scaled by the learned widths", settings["memory_budget"],
-               {"scaled columns": copy}).require(" (or learn_widths=False)")
+    held_plan("the columns scaled by the learned widths", settings["memory_budget"],
+              {"scaled columns": copy}, " (or learn_widths=False)")
     data["raw_X"], data["X"] = X, scaled
     settings["memory_budget"] -= copy
     search.widths_ = widths
@@ -273,8 +273,8 @@ def use_metric(search, state, metric):
     data, space, settings = state.data, state.space, state.settings
     X = data["X"]
     transformed = metric.transform(X)
-    MemoryPlan("the rows in the learned metric's coordinates", settings["memory_budget"],
-               {"transformed rows": nbytes(transformed)}).require(" (or learn_widths=False)")
+    held_plan("the rows in the learned metric's coordinates", settings["memory_budget"],
+              {"transformed rows": nbytes(transformed)}, " (or learn_widths=False)")
     data["raw_X"], data["X"] = X, transformed
     settings["memory_budget"] -= nbytes(transformed)
     search.kernel_metric_ = metric

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from .._constraints import Interval, Options, validate_params
-from .._planner import features_plan
+from .._planner import features_plan, linear_solver_bytes
 from .._validation import (
     check_sample_weight,
     check_X,
@@ -81,7 +81,7 @@ class ApproxKernelMixin:
         budget = resolve_memory_budget(getattr(self, "memory_budget", None))
         plan = features_plan(f"{type(self).__name__}'s features of {n} rows", n=n,
                              n_components=int(width), itemsize=itemsize, budget=budget,
-                             extra=self._solver_bytes(n, int(width)),
+                             extra=linear_solver_bytes(n, int(width)),
                              per_row_temporary=2 * itemsize * int(width) + 8 * X.shape[1])
         plan.require(" (every row's features are kept: use fewer components, or fit the "
                      "data as a stream, kernelscale.datasets.ArrayChunks(X, y), whose "
@@ -96,11 +96,6 @@ class ApproxKernelMixin:
             return self.feature_map_.transform(X)
         finally:
             self.feature_map_.set_params(memory_budget=params["memory_budget"])
-
-    def _solver_bytes(self, n_rows, n_features):
-        """What the linear solver holds beside the features (estimators refine it)."""
-        # margins, weights, dual variables and their bookkeeping; a D x D Gram (Newton)
-        return 8 * 8 * n_rows + 8 * (n_features + 1) ** 2
 
     def _mapped_blocks(self, X, memory_budget):
         """Yield ``(start, stop, Z_block)``: the features of ``X`` in row blocks."""

@@ -18,7 +18,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
-from .._validation import iter_row_blocks, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import iter_row_blocks
 
 __all__ = ["margins", "rmatvec", "weighted_gram"]
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import iter_row_blocks, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import iter_row_blocks
 from ._logistic import LogisticProblem, ParameterLayout, fit_logistic, penalised
 from ._primal import lbfgs_relative
 from ._ridge import RidgeStatistics, accumulate

@@ -18,7 +18,8 @@ import numpy as np
 import scipy.optimize
 from scipy.special import expit, log_expit, logsumexp
 
-from .._validation import iter_row_blocks, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import iter_row_blocks
 
 __all__ = ["LogisticProblem", "ParameterLayout", "fit_logistic", "penalised"]
 

@@ -15,7 +15,8 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._validation import iter_row_blocks, sparse_row_bytes
+from .._planner import sparse_row_bytes
+from .._validation import iter_row_blocks
 
 __all__ = ["RidgeStatistics", "accumulate", "solve_ridge"]
 

@@ -25,15 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._config import format_bytes
+from .._planner import svm_workspace_bytes
 from .._progress import progress
 from ._svm_problems import ovo_classes, ovo_problems, ovr_problems, pairs
-from .smo import DenseWorkspace, smo_dense_path, submatrix
+from .smo import SMO_SETTINGS, DenseWorkspace, smo_dense_path, submatrix
 
 __all__ = ["OvoLayout", "ThreadWorkspaces", "solve_svm_path", "solve_problem_path",
            "warn_unconverged", "svm_decision_values", "combine_scores", "svm_problems",
-           "fold_svm_problems", "training_kernel_matrix", "workspace_bytes",
-           "threads_in_budget"]
+           "fold_svm_problems", "training_kernel_matrix", "workspace_bytes"]
 
 
 class ThreadWorkspaces:
@@ -79,37 +78,11 @@ def fold_svm_problems(y_index, classes, sample_weight, folds, class_weight, mult
 
 
 def workspace_bytes(fold_problems, n):
-    """One solving thread's scratch (float32): its largest fold block and compaction buffer.
-
-    ``fold_problems``: :func:`fold_svm_problems`' list (per fold) of problems on
-    an ``n``-row matrix. A problem over every row whose fold keeps them all is
-    solved on the matrix itself; only its compactions need room.
-    """
-    most = 0
-    for per_fold in fold_problems:
-        for rows, _, weights in per_fold:
-            m = int(np.count_nonzero(weights > 0))
-            block, compact = DenseWorkspace.sizes(m)
-            whole = rows is None and m == n
-            most = max(most, 4 * (compact if whole else block + compact))
-    return most
-
-
-def threads_in_budget(n_jobs, held, each, memory_budget, what):
-    """The solving threads the budget holds beside ``held`` bytes, ``each`` per thread.
-
-    At least one runs; where fewer than ``n_jobs`` fit, a warning names the
-    budget that would run them all (``what``: the matrix, for the message).
-    """
-    threads = int(max(1, min(n_jobs, (memory_budget - held) // max(each, 1))))
-    if threads < n_jobs:
-        warnings.warn(
-            f"memory_budget ({format_bytes(memory_budget)}) holds {what} "
-            f"({format_bytes(held)}) and the block copies of {threads} solving thread(s) "
-            f"({format_bytes(each)} each): the solver runs {threads} thread(s), not "
-            f"n_jobs={n_jobs}; memory_budget >= {format_bytes(held + n_jobs * each)} would run "
-            "them all.", UserWarning, stacklevel=4)
-    return threads
+    """One solving thread's scratch (float32), :func:`kernelscale._planner.svm_workspace_bytes`
+    of :func:`fold_svm_problems`' list (per fold) of problems on an ``n``-row matrix."""
+    sizes = [[(rows is None, int(np.count_nonzero(weights > 0)))
+              for rows, _, weights in per_fold] for per_fold in fold_problems]
+    return svm_workspace_bytes(sizes, n, SMO_SETTINGS.compact_keep)
 
 
 def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, multiclass,

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from ..._constraints import VERBOSE, Interval, Options, validate_params
-from ..._planner import smo_plan
+from ..._planner import smo_fit_plan
 from ..._validation import (
     check_finite_fit,
     check_sample_weight,
@@ -62,27 +62,17 @@ class ExactKernelMixin:
             )
 
     def _memory_plan(self, X, n_variables, budget, *, matrix, threads=1, workspace=0):
-        """The planner's answer for this fit (:func:`kernelscale._planner.smo_plan`)."""
+        """The planner's answer for this fit (:func:`kernelscale._planner.smo_fit_plan`)."""
         n, d = X.shape
-        if self._precomputed:
-            # the matrix is the input; only a float32 copy of a float64 one is ours
-            prepared, fill = 0, 0
-            held = 0 if X.dtype == np.float32 and X.flags.c_contiguous else 4 * n * n
-        else:
-            dense_copy = not sp.issparse(X) or 4 * n * d <= budget // 4
-            prepared = 4 * n * d if dense_copy else 0
-            fill = self.kernel_.prepare(X[:1], np.float32).bytes_per_row(X)
-            held = None
-        plan = smo_plan(f"{type(self).__name__} on {n} rows", n_points=n,
-                        n_variables=n_variables, n_features=d, budget=budget,
-                        cache_bytes=int(float(self.cache_size) * 2**20),
-                        working_set_size=int(self.working_set_size), matrix=matrix,
-                        matrix_threads=threads, workspace=workspace, fill_row_bytes=fill,
-                        prepared_bytes=prepared)
-        if held is not None and matrix:
-            plan.parts["kernel matrix"] = held
-        plan.densify = bool(prepared) or not sp.issparse(X)
-        return plan
+        fill = 0 if self._precomputed else \
+            self.kernel_.prepare(X[:1], np.float32).bytes_per_row(X)
+        return smo_fit_plan(f"{type(self).__name__} on {n} rows", n=n,
+                            n_variables=n_variables, n_features=d, budget=budget,
+                            cache_bytes=int(float(self.cache_size) * 2**20),
+                            working_set_size=int(self.working_set_size), matrix=matrix,
+                            threads=threads, workspace=workspace, fill_row_bytes=fill,
+                            precomputed=self._precomputed, sparse=sp.issparse(X),
+                            float32_input=X.dtype == np.float32 and X.flags.c_contiguous)
 
     def _keep_support(self, X, coef_full):
         """Store the rows with a non-zero coefficient in any output of ``coef_full``."""

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import validate_data
 
 from ..._constraints import N_JOBS, Interval, Options, validate_params
+from ..._planner import threads_in_budget
 from ..._progress import convergence_bar
 from ..._validation import (
     check_finite_fit,
@@ -30,7 +31,6 @@ from ...solvers import (
     smo,
     solve_svm_path,
     take_rows,
-    threads_in_budget,
     training_kernel_matrix,
     workspace_bytes,
 )

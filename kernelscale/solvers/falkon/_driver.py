@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from ..._planner import MemoryPlan, falkon_plan
+from ..._planner import falkon_plan
 from .._cg import conjugate_gradient
 from ._operator import KernelOperator
 from ._preconditioner import FalkonPreconditioner
@@ -115,10 +115,8 @@ def falkon_memory_plan(X, centers, kernel, dtype, n_targets, memory_budget):
                        n_targets=n_targets, itemsize=itemsize, budget=memory_budget,
                        block_row_bytes=row)
     if plan.choice == "recomputed":
-        least = MemoryPlan(plan.what, memory_budget,
-                           {**{k: v for k, v in plan.parts.items() if k != "kernel block"},
-                            "kernel block": row})
-        least.require(f" (the m x m preconditioner alone is {m} x {m}: use fewer centres)")
+        plan.least_plan.require(f" (the m x m preconditioner alone is {m} x {m}: use fewer "
+                                "centres)")
     return plan
 
 

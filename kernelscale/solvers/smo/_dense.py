@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from ..._clock import checkpoint, current_stop
+from ..._planner import dense_workspace_sizes
 from ._compiled import rows_dot
 from ._dense_compiled import (
     COMPACT_KEEP,
@@ -64,8 +65,9 @@ class DenseWorkspace:
 
     @staticmethod
     def sizes(n):
-        """Entries of the two buffers for folds of ``n`` rows: the block, the largest compaction."""
-        return n * n, int(COMPACT_KEEP * n) ** 2
+        """Entries of the two buffers for folds of ``n`` rows: the block, the largest compaction
+        (:func:`kernelscale._planner.dense_workspace_sizes`)."""
+        return dense_workspace_sizes(n, COMPACT_KEEP)
 
     def buffers(self, n, dtype):
         """Buffers for a fold's block of ``n`` rows and its compactions (grown as needed).
