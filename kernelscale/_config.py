@@ -11,12 +11,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import math
 import numbers
 import re
 from contextvars import ContextVar
 
 __all__ = ["get_config", "set_config", "config_context", "parse_memory", "machine_memory_budget",
-           "format_bytes"]
+           "format_bytes", "bytes_up"]
 
 _MIB = 2**20
 # The default budget: this share of the available memory, at least the floor.
@@ -141,6 +142,25 @@ def format_bytes(n):
     for unit, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
         if n >= scale:
             return f"{n / scale:.3g}{unit}"
+    return f"{int(n)}"
+
+
+def bytes_up(n):
+    """:func:`format_bytes` rounded up: a budget given as the text is enough.
+
+    Examples
+    --------
+    >>> from kernelscale._config import bytes_up
+    >>> bytes_up(4 * 2**20 + 1), bytes_up(1000)
+    ('4.01M', '1000')
+    """
+    for unit, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n >= scale:
+            value = n / scale
+            digits = max(0, 2 - int(math.floor(math.log10(value))))
+            step = 10.0 ** -digits
+            text = f"{math.ceil(value / step - 1e-9) * step:.{digits}f}"
+            return text.rstrip("0").rstrip(".") + unit
     return f"{int(n)}"
 
 

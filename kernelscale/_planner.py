@@ -20,10 +20,12 @@ everywhere (the family choice, ``KernelSVC``, the grid and the refit once disagr
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import numpy as np
 import scipy.sparse as sp
 
-from ._config import format_bytes
+from ._config import bytes_up, format_bytes
 from ._validation import MemoryBudgetError
 
 __all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "bytes_up", "smo_plan",
@@ -63,7 +65,7 @@ class MemoryPlan:
         The plan chosen, in words ("row cache of 640 rows").
     **settings
         Sizes the plan decided (``cache_bytes``, ``block_bytes``, ``threads``, ...),
-        readable as attributes.
+        readable as attributes. A plan is not changed once built: a new choice is a new plan.
 
     Examples
     --------
@@ -79,12 +81,16 @@ class MemoryPlan:
     """
 
     def __init__(self, what, budget, parts, choice="", **settings):
-        self.what = what
-        self.budget = int(budget)
-        self.parts = {k: int(max(0, v)) for k, v in parts.items()}
-        self.choice = choice
-        self.settings = settings
-        self.__dict__.update(settings)
+        parts = MappingProxyType({k: int(max(0, v)) for k, v in parts.items()})
+        self.__dict__.update(settings, what=what, budget=int(budget), parts=parts, choice=choice,
+                             settings=MappingProxyType(dict(settings)))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"a MemoryPlan is not changed once built (setting {name!r})")
+
+    def __reduce__(self):  # fitted models keep their plan (memory_plan_)
+        return _rebuilt_plan, (self.what, self.budget, dict(self.parts), self.choice,
+                               dict(self.settings))
 
     @property
     def total(self):
@@ -113,6 +119,10 @@ class MemoryPlan:
                 f"{format_bytes(self.budget)}: {self.breakdown()})")
 
 
+def _rebuilt_plan(what, budget, parts, choice, settings):
+    return MemoryPlan(what, budget, parts, choice, **settings)
+
+
 def sparse_row_bytes(X):
     """Bytes per row of a row slice of sparse ``X`` (0 for dense input)."""
     if not sp.issparse(X) or X.shape[0] == 0:
@@ -125,25 +135,6 @@ def held_plan(what, budget, parts, advice=""):
     """The plan of ``parts`` (name: bytes) a step holds, required to fit (``advice``: the
     error's end)."""
     return MemoryPlan(what, budget, parts, choice="held").require(advice)
-
-
-def bytes_up(n):
-    """:func:`kernelscale._config.format_bytes` rounded up: a budget given as the text is enough.
-
-    Examples
-    --------
-    >>> from kernelscale._planner import bytes_up
-    >>> bytes_up(4 * 2**20 + 1), bytes_up(1000)
-    ('4.01M', '1000')
-    """
-    for unit, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
-        if n >= scale:
-            value = n / scale
-            digits = max(0, 2 - int(np.floor(np.log10(value))))
-            step = 10.0 ** -digits
-            text = f"{np.ceil(value / step - 1e-9) * step:.{digits}f}"
-            return text.rstrip("0").rstrip(".") + unit
-    return f"{int(n)}"
 
 
 def block_rows(n_rows, bytes_per_row, budget, what):
@@ -442,7 +433,6 @@ def falkon_grid_row_bytes(prepared_row, m, d, n_targets, n_alphas):
 
 # ------------------------------------------------------------- feature maps
 
-
 def linear_solver_bytes(n_rows, n_features):
     """A linear SVM solver beside its features: per-row vectors, Newton's Hessian, factor."""
     return 64 * n_rows + 16 * (n_features + 1) ** 2
@@ -458,7 +448,6 @@ def nystrom_svm_bytes(n_rows, n_components):
 def rff_svm_bytes(n_rows, n_components):
     """The RFF SVM grid: projections, features and a fold's copy (float32), the solver."""
     return 12 * n_rows * n_components + linear_solver_bytes(n_rows, n_components)
-
 
 
 def features_plan(what, *, n, n_components, itemsize, budget, extra=0, per_row_temporary=0):

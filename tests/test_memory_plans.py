@@ -233,3 +233,14 @@ def test_sparse_second_argument_kept_sparse_is_the_same_kernel():
         np.testing.assert_allclose(
             pairwise_kernel(dense_rows, X, kernel=kernel, memory_budget=64 * 1024, **kw),
             reference[:10], rtol=1e-12, atol=1e-12)
+
+
+def test_a_plan_is_not_changed_once_built():
+    from kernelscale._planner import MemoryPlan
+
+    plan = MemoryPlan("a fit", 2**20, {"matrix": 2**19}, choice="matrix", cache_bytes=10)
+    with pytest.raises(AttributeError, match="not changed once built"):
+        plan.cache_bytes = 20
+    with pytest.raises(TypeError):
+        plan.parts["matrix"] = 0
+    assert plan.cache_bytes == 10 and plan.total == 2**19 and plan.fits

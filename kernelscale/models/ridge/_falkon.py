@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -20,7 +21,7 @@ from ..._validation import (
 )
 from ...feature_maps import SAMPLINGS, select_landmarks
 from ...kernels import KERNEL_CONSTRAINTS, make_kernel
-from ...solvers import ChunkedKernelOperator, falkon, falkon_solve, plus_minus_targets
+from ...solvers import FalkonOptions, falkon_solve, falkon_system, plus_minus_targets
 from .._chunked_fits import (
     MAP_SAMPLE_ROWS,
     ChunkTargets,
@@ -95,70 +96,31 @@ class _NystromKernelRidgeBase(BaseEstimator):
             return AUTO_PENALTY * weight_total
         return float(self.alpha)
 
-    def _solver_params(self):
+    def _options(self, callback):
         validate_params(self)
-        return {"max_iter": int(self.max_iter), "tol": float(self.tol),
-                "verbose": int(self.verbose), "budget": resolve_memory_budget(self.memory_budget)}
+        return FalkonOptions(max_iter=int(self.max_iter), tol=float(self.tol),
+                             preconditioner=bool(self.preconditioner),
+                             memory_budget=resolve_memory_budget(self.memory_budget),
+                             verbose=int(self.verbose), callback=callback)
 
-    def _say(self, text, p):
-        if p["verbose"] >= 2:
+    def _say(self, text, options):
+        if options.verbose >= 2:
             print(f"[{type(self).__name__}] {text}", flush=True)
 
-    def _cg_progress(self, p):
-        """A bar over the CG iterations (``verbose=1``), and its monitor."""
-        bar = progress(p["max_iter"], f"{type(self).__name__} CG", verbose=p["verbose"])
-
-        def monitor(iteration, relative):
-            bar.update()
-            bar.set_postfix_str(f"residual {relative.max():.1e} (tol {p['tol']:g})")
-        return bar, monitor
-
-    def _solve(self, X, Y, sample_weight, callback=None):
-        """Select centres, run FALKON, set the fitted attributes."""
-        start = time.perf_counter()
-        p = self._solver_params()
-        dtype = resolve_dtype(self.dtype, X.dtype)
-        weight_total = float(sample_weight.sum())
-        alpha = self._alpha(weight_total)
-        kernel = make_kernel(self.kernel, X, gamma=self.gamma, degree=self.degree,
-                             coef0=self.coef0, kernel_params=self.kernel_params)
-        kernel.check_range(X, dtype)
-        m = self._n_components(X.shape[0], p["budget"], dtype.itemsize)
-        rng = check_random_state(self.random_state)
-        centers, indices = select_landmarks(X, m, self.sampling, rng, kernel=kernel,
-                                            memory_budget=p["budget"])
-        self._say(f"n={X.shape[0]} centres={m} ({self.sampling}) alpha={alpha:.4g} "
-                  f"targets={Y.shape[1]}; centres chosen in "
-                  f"{time.perf_counter() - start:.2f} s", p)
-        unit = np.all(sample_weight == 1.0)
-        bar, monitor = self._cg_progress(p)
-        with bar:
-            beta, info = falkon(
-                X, Y, centers, kernel, alpha=alpha, center_indices=indices,
-                weights=None if unit else sample_weight, max_iter=p["max_iter"], tol=p["tol"],
-                preconditioner=self.preconditioner, dtype=dtype, memory_budget=p["budget"],
-                verbose=p["verbose"] >= 2, callback=callback, monitor=monitor,
-            )
-        self._set_solution(centers, indices, beta, info, alpha, kernel, dtype, p, start)
-
-    def _solve_source(self, source, classifier, callback=None):
+    def _fit_source(self, source, classifier, callback=None):
         """FALKON on a row source: every CG iteration is one pass over the chunks.
 
         A stream whose rows fit the memory budget is read once and fitted in
         memory instead (``K(X, C)`` then computed once when it fits too).
         """
-        start = time.perf_counter()
-        p = self._solver_params()
         data = source.in_memory() if hasattr(source, "in_memory") else None
         if data is not None:
             X, y = data
             if classifier:
                 X, y_index, weights = classifier_data(self, X, y, None)
-                self._solve(X, plus_minus_targets(y_index, len(self.classes_)), weights,
-                            callback)
-            else:
-                self._solve(*self._regression_data(X, y, None), callback=callback)
-            return self
+                return self._fit(X, plus_minus_targets(y_index, len(self.classes_)), weights,
+                                 callback=callback)
+            return self._fit(*self._regression_data(X, y, None), callback=callback)
         if classifier:
             totals = source_classes(self, source, need_weights=True)
             encoder = ChunkTargets(self.classes_, "plus_minus",
@@ -169,37 +131,61 @@ class _NystromKernelRidgeBase(BaseEstimator):
             encoder = ChunkTargets(None, "regression")
             n_rows = source.n_rows
         self.n_features_in_ = int(source.n_features)
-        itemsize = np.dtype(self.dtype or np.float64).itemsize
-        m = self._n_components(n_rows, p["budget"], itemsize)
-        X_sample, _ = source.head(max(MAP_SAMPLE_ROWS, 2 * m), self.random_state)
-        dtype = resolve_dtype(self.dtype, X_sample.dtype)
-        kernel = make_kernel(self.kernel, X_sample, gamma=self.gamma, degree=self.degree,
+        return self._fit(source, encode=encoder, n_rows=n_rows, callback=callback)
+
+    def _fit(self, data, Y=None, sample_weight=None, *, encode=None, n_rows=None,
+             callback=None):
+        """One fit for arrays and row sources: kernel, centres, FALKON's system, CG, solution.
+
+        In-memory ``data`` come with targets ``Y`` and weights; a row source with
+        ``encode`` (its chunks' targets and weights) and its weighted row count, and
+        its centres are drawn from a sample of its rows.
+        """
+        start = time.perf_counter()
+        options = self._options(callback)
+        budget = options.memory_budget
+        streamed = encode is not None
+        if streamed:
+            m = self._n_components(n_rows, budget, np.dtype(self.dtype or np.float64).itemsize)
+            sample, _ = data.head(max(MAP_SAMPLE_ROWS, 2 * m), self.random_state)
+        else:
+            sample = data
+        options = replace(options, dtype=resolve_dtype(self.dtype, sample.dtype))
+        kernel = make_kernel(self.kernel, sample, gamma=self.gamma, degree=self.degree,
                              coef0=self.coef0, kernel_params=self.kernel_params)
-        rng = check_random_state(self.random_state)
-        centers, _ = select_landmarks(X_sample, m, self.sampling, rng, kernel=kernel,
-                                      memory_budget=p["budget"])
-        operator = ChunkedKernelOperator(source, encoder, centers, kernel, dtype, p["budget"])
-        rhs, weight_total = operator.targets()
-        alpha = self._alpha(weight_total)
-        self._say(f"n={n_rows} (chunked) centres={m} ({self.sampling}, from "
-                  f"{X_sample.shape[0]} sampled rows) alpha={alpha:.4g}", p)
-        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=p["budget"])
-        bar, monitor = self._cg_progress(p)
+        if not streamed:
+            kernel.check_range(data, options.dtype)
+            m = self._n_components(data.shape[0], budget, options.dtype.itemsize)
+        centers, indices = select_landmarks(sample, m, self.sampling,
+                                            check_random_state(self.random_state),
+                                            kernel=kernel, memory_budget=budget)
+        unit = streamed or np.all(sample_weight == 1.0)
+        system = falkon_system(data, centers, kernel, options, Y=Y,
+                               weights=None if unit else sample_weight,
+                               center_indices=None if streamed else indices, encode=encode)
+        alpha = self._alpha(system.weight_total)
+        self._say(f"n={system.n_rows}{' (chunked)' if streamed else ''} centres={m} "
+                  f"({self.sampling}{f', from {sample.shape[0]} sampled rows' if streamed else ''})"
+                  f" alpha={alpha:.4g}; system built in {time.perf_counter() - start:.2f} s",
+                  options)
+        bar = progress(options.max_iter, f"{type(self).__name__} CG", verbose=options.verbose)
+
+        def monitor(iteration, relative):
+            bar.update()
+            bar.set_postfix_str(f"residual {relative.max():.1e} (tol {options.tol:g})")
         with bar:
-            beta, info = falkon_solve(
-                operator, K_mm, rhs / weight_total, lam=alpha / weight_total,
-                weight_total=weight_total, max_iter=p["max_iter"], tol=p["tol"],
-                preconditioner=self.preconditioner, dtype=dtype, verbose=p["verbose"] >= 2,
-                callback=callback, monitor=monitor)
-        self._set_solution(centers, None, beta, info, alpha, kernel, dtype, p, start)
+            beta, info = falkon_solve(system, alpha, replace(options, monitor=monitor))
+        self._set_solution(centers, None if streamed else indices, beta, info, alpha, kernel,
+                           options, start)
         return self
 
-    def _set_solution(self, centers, indices, beta, info, alpha, kernel, dtype, p, start):
-        message = convergence_message(info, p["max_iter"], p["tol"], dtype, alpha)
+    def _set_solution(self, centers, indices, beta, info, alpha, kernel, options, start):
+        dtype, budget = options.dtype, options.memory_budget
+        message = convergence_message(info, options.max_iter, options.tol, dtype, alpha)
         if message:
             warnings.warn(message, ConvergenceWarning, stacklevel=4)
         if info.get("kernel_kept") is False:
-            warnings.warn(recompute_message(info["n_rows"], centers.shape[0], dtype, p["budget"],
+            warnings.warn(recompute_message(info["n_rows"], centers.shape[0], dtype, budget,
                                             info["n_iter"], info["plan"].kept_bytes),
                           UserWarning, stacklevel=4)
         self.memory_plan_ = info.get("plan")
@@ -213,7 +199,7 @@ class _NystromKernelRidgeBase(BaseEstimator):
         self.residuals_ = np.array(info["residuals"]).reshape(info["n_iter"], beta.shape[1])
         self.kernel_ = kernel
         self._say(f"fitted in {time.perf_counter() - start:.2f} s "
-                  f"({self.n_iter_} CG iterations)", p)
+                  f"({self.n_iter_} CG iterations)", options)
 
     def _raw_scores(self, X, budget):
         return self.kernel_.expand(X, self.components_, self.dual_coef_.T,
@@ -330,9 +316,8 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
         """
         source = chunked_source(self, X, y, sample_weight)
         if source is not None:
-            return self._solve_source(source, classifier=False)
-        self._solve(*self._regression_data(X, y, sample_weight))
-        return self
+            return self._fit_source(source, classifier=False)
+        return self._fit(*self._regression_data(X, y, sample_weight))
 
 
 class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, ClassifierMixin,
@@ -475,11 +460,11 @@ class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, Classifier
             if self.probability:
                 raise ValueError("probability=True refits on row subsets (its internal "
                                  "cross-validation): give the data in memory, not a stream.")
-            return self._solve_source(source, classifier=True, callback=callback)
+            return self._fit_source(source, classifier=True, callback=callback)
         X, y_index, weights = classifier_data(self, X, y, sample_weight)
         if self.probability:
             self._check_probability_data(y_index)
-        self._solve(X, plus_minus_targets(y_index, len(self.classes_)), weights, callback)
+        self._fit(X, plus_minus_targets(y_index, len(self.classes_)), weights, callback=callback)
         if self.probability:
             self._fit_probability(X, self.classes_[y_index], y_index,
                                   check_sample_weight(sample_weight, X.shape[0]))

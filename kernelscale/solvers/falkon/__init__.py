@@ -8,13 +8,14 @@
 - ``_settings``: the solver's constants (``FALKON_SETTINGS``).
 """
 
-from ._driver import falkon, falkon_solve
+from ._driver import FalkonSystem, falkon, falkon_solve, falkon_system
 from ._operator import ChunkedKernelOperator, KernelOperator
 from ._preconditioner import MAX_RELATIVE_JITTER, FalkonPreconditioner
 from ._products import normal_product
-from ._settings import FALKON_SETTINGS, FalkonSettings
+from ._settings import FALKON_SETTINGS, FalkonOptions, FalkonSettings
 from ._triangular import solve_triangular
 
-__all__ = ["falkon", "falkon_solve", "KernelOperator", "ChunkedKernelOperator",
+__all__ = ["falkon", "falkon_solve", "falkon_system", "FalkonSystem", "FalkonOptions",
+           "KernelOperator", "ChunkedKernelOperator",
            "FalkonPreconditioner", "MAX_RELATIVE_JITTER", "normal_product", "solve_triangular",
            "FalkonSettings", "FALKON_SETTINGS"]

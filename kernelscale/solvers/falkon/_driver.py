@@ -24,22 +24,22 @@ block on the fly or kept whole when it fits in the memory budget
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ..._planner import falkon_plan
 from .._cg import conjugate_gradient
-from ._operator import KernelOperator
+from ._operator import ChunkedKernelOperator, KernelOperator
 from ._preconditioner import FalkonPreconditioner
+from ._settings import FalkonOptions
 
-__all__ = ["falkon", "falkon_solve", "falkon_memory_plan"]
+__all__ = ["falkon", "falkon_system", "falkon_solve", "falkon_memory_plan", "FalkonSystem"]
 
 
-def falkon(
-    X, Y, centers, kernel, *, alpha, center_indices=None, weights=None, max_iter=50, tol=1e-6,
-    preconditioner=True, dtype=np.float32, memory_budget, verbose=0, callback=None,
-    monitor=None,
-):
+def falkon(X, Y, centers, kernel, *, alpha, center_indices=None, weights=None,
+           options=None):
     """Solve Nystrom kernel ridge regression with FALKON's preconditioned CG.
 
     Parameters
@@ -55,20 +55,8 @@ def falkon(
         Rows of ``X`` the centres are, if they are; ``K_mm`` is then read off
         ``K(X, C)`` when that is kept.
     weights : ndarray of shape (n_samples,), default=None
-    max_iter : int, default=50
-    tol : float, default=1e-6
-        Stop a target's CG when its relative residual is below ``tol``.
-    preconditioner : bool, default=True
-        False runs plain CG on ``H beta = b`` (for comparison only).
-    dtype : numpy dtype, default=float32
-        dtype of the kernel blocks ``K(X, C)``.
-    memory_budget : int
-    verbose : int, default=0
-        Print iteration, largest residual and elapsed time.
-    monitor : callable, default=None
-        ``monitor(iteration, relative_residuals)`` after every iteration.
-    callback : callable, default=None
-        ``callback(iteration, beta)`` with the current coefficients.
+    options : FalkonOptions, default=None
+        Iterations, tolerance, dtype, memory budget, progress (None: the defaults).
 
     Returns
     -------
@@ -77,26 +65,83 @@ def falkon(
         ``n_iter``, ``residuals`` (list of arrays, one per iteration),
         ``converged``, ``breakdown`` (per target: the CG iteration at which
         the system stopped being positive definite to working precision, or 0),
-        ``kernel_kept``.
+        ``kernel_kept``, ``n_rows``, ``plan``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import RBF
+    >>> from kernelscale.solvers import FalkonOptions, falkon
+    >>> X = np.random.default_rng(0).normal(size=(200, 3))
+    >>> Y = np.sin(X[:, :1])
+    >>> beta, info = falkon(X, Y, X[:50], RBF(0.5), alpha=0.1, center_indices=np.arange(50),
+    ...                     options=FalkonOptions(dtype=np.float64))
+    >>> beta.shape, bool(info["converged"])
+    ((50, 1), True)
     """
-    weight_total = float(len(Y) if weights is None else np.sum(weights))
-    lam = alpha / weight_total
-    plan = falkon_memory_plan(X, centers, kernel, dtype, Y.shape[1], memory_budget)
-    operator = KernelOperator(X, centers, kernel, dtype, plan.block_bytes, weights,
-                              keep=plan.choice == "kept")
-    K_mm = operator.center_rows(center_indices)
+    options = FalkonOptions() if options is None else options
+    system = falkon_system(X, centers, kernel, options, Y=Y, weights=weights,
+                           center_indices=center_indices)
+    return falkon_solve(system, alpha, options)
+
+
+@dataclass
+class FalkonSystem:
+    """FALKON's normal equations ``(K^T D K / W + lam K_mm) beta = rhs``, before the penalty.
+
+    ``operator.normal_apply(V)`` is ``K^T D K V``; ``rhs`` is ``K^T D Y / W``; ``plan``
+    the memory plan of in-memory data (None for a row source, whose chunks are planned
+    as they come).
+    """
+
+    operator: Any
+    K_mm: Any
+    rhs: np.ndarray
+    weight_total: float
+    n_rows: int
+    plan: Any = None
+
+
+def falkon_system(data, centers, kernel, options, *, Y=None, weights=None, center_indices=None,
+                  encode=None):
+    """The system FALKON solves, for arrays in memory or a row source alike.
+
+    Parameters
+    ----------
+    data : {ndarray, sparse matrix} or RowSource
+        The rows; a row source is read one chunk at a time on every pass.
+    centers : ndarray of shape (m, n_features)
+    kernel : kernelscale.kernels.Kernel
+    options : FalkonOptions
+    Y, weights : ndarray, default=None
+        In-memory data's targets (n, t) and row weights.
+    center_indices : ndarray of int, default=None
+        Rows of in-memory ``data`` the centres are (``K_mm`` is read off a kept ``K``).
+    encode : callable, default=None
+        A row source's ``encode(y, w) -> (Y, S)``: each chunk's targets and weights.
+
+    Returns
+    -------
+    system : FalkonSystem
+    """
+    dtype = np.dtype(options.dtype)
+    K_mm, plan, budget = None, None, options.memory_budget
+    if encode is not None:
+        operator = ChunkedKernelOperator(data, encode, centers, kernel, dtype, budget)
+        rhs, weight_total = operator.targets()
+        n_rows = int(data.n_rows)
+    else:
+        n_rows = data.shape[0]
+        weight_total = float(len(Y) if weights is None else np.sum(weights))
+        plan = falkon_memory_plan(data, centers, kernel, dtype, Y.shape[1], budget)
+        budget = plan.block_bytes
+        operator = KernelOperator(data, centers, kernel, dtype, budget, weights,
+                                  keep=plan.choice == "kept")
+        K_mm = operator.center_rows(center_indices)
+        rhs = operator.normal_apply(None, np.asarray(Y, dtype=dtype))
     if K_mm is None:
-        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=plan.block_bytes)
-    Yd = np.asarray(Y, dtype=dtype)
-    rhs = operator.normal_apply(None, Yd) / weight_total
-    beta, info = falkon_solve(operator, K_mm, rhs, lam=lam, weight_total=weight_total,
-                              max_iter=max_iter, tol=tol, preconditioner=preconditioner,
-                              dtype=dtype, verbose=verbose, callback=callback,
-                              monitor=monitor)
-    info["kernel_kept"] = operator.kept is not None
-    info["n_rows"] = X.shape[0]
-    info["plan"] = plan
-    return beta, info
+        K_mm = kernel.gram(np.asarray(centers, dtype=dtype), memory_budget=budget)
+    return FalkonSystem(operator, K_mm, rhs / weight_total, weight_total, n_rows, plan)
 
 
 def falkon_memory_plan(X, centers, kernel, dtype, n_targets, memory_budget):
@@ -120,18 +165,19 @@ def falkon_memory_plan(X, centers, kernel, dtype, n_targets, memory_budget):
     return plan
 
 
-def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preconditioner,
-                 dtype, verbose=0, callback=None, monitor=None):
-    """Preconditioned CG on ``H beta = rhs`` given ``operator.normal_apply(V) = K^T D K V``.
+def falkon_solve(system, alpha, options):
+    """Preconditioned CG on a :class:`FalkonSystem` with penalty ``alpha``.
 
-    ``operator`` is a :class:`KernelOperator` or anything with the same
-    ``normal_apply`` (the chunked operator of streamed / dask fits). Returns
-    ``(beta, info)`` as :func:`falkon` does, without ``kernel_kept``.
-    ``monitor(iteration, relative_residuals)`` is called after every iteration
-    (cheap: for progress bars), ``callback(iteration, beta)`` with the
-    coefficients (one extra preconditioner application).
+    Returns ``(beta, info)`` as :func:`falkon` does. ``options.monitor(iteration,
+    relative_residuals)`` is called after every iteration (cheap: for progress
+    bars), ``options.callback(iteration, beta)`` with the coefficients (one extra
+    preconditioner application). The system's ``K_mm`` is released once factored.
     """
     start_time = time.perf_counter()
+    operator, weight_total = system.operator, system.weight_total
+    lam = alpha / weight_total
+    dtype, verbose = options.dtype, options.verbose
+    monitor, callback = options.monitor, options.callback
 
     def report(iteration, x, relative):
         if verbose:
@@ -142,22 +188,24 @@ def falkon_solve(operator, K_mm, rhs, *, lam, weight_total, max_iter, tol, preco
         if callback is not None:
             callback(iteration, precond.apply(x) if precond is not None else x)
 
-    if preconditioner:
+    K_mm = system.K_mm
+    if options.preconditioner:
         precond = FalkonPreconditioner(K_mm, lam, dtype)
-        del K_mm
-        system = precond.system(operator, weight_total)
+        system.K_mm = K_mm = None  # the factors replace it
+        apply = precond.system(operator, weight_total)
         u, history, converged, breakdown = conjugate_gradient(
-            system, precond.apply_transpose(rhs), max_iter=max_iter, tol=tol, callback=report,
-        )
+            apply, precond.apply_transpose(system.rhs), max_iter=options.max_iter,
+            tol=options.tol, callback=report)
         beta = precond.apply(u)
     else:
         precond = None
 
-        def system(V):
+        def apply(V):
             return operator.normal_apply(V) / weight_total + lam * (K_mm @ V)
 
         beta, history, converged, breakdown = conjugate_gradient(
-            system, rhs, max_iter=max_iter, tol=tol, callback=report,
-        )
+            apply, system.rhs, max_iter=options.max_iter, tol=options.tol, callback=report)
+    kept = None if system.plan is None else operator.kept is not None
     return beta, {"n_iter": len(history), "residuals": history, "converged": converged,
-                  "breakdown": breakdown}
+                  "breakdown": breakdown, "kernel_kept": kept, "n_rows": system.n_rows,
+                  "plan": system.plan}
