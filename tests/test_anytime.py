@@ -194,3 +194,54 @@ def test_cost_curves_and_the_scheduler_records():
         assert record.outcome == "stopped" and record.granted == pytest.approx(5.75)
     finally:
         _clock._now = real
+
+
+def test_a_refit_that_cannot_end_in_time_leaves_the_grid_its_time(monkeypatch):
+    # measured on 1e6 rows: a refit predicted at 440 s held 112 s for itself and the grid got
+    # none; the search ended at 10 s of 120. Now the grid gets the time, the refit a share
+    from types import SimpleNamespace
+
+    from kernelscale.model_selection import _first_model
+
+    clock = [0.0]
+    monkeypatch.setattr(_clock, "_now", lambda: clock[0])
+    sched = Scheduler(120.0, 0.0)
+    curve = CostCurve(1.0, 0.7, 1.5)
+    curve.add(4000, 1.4)
+    state = SimpleNamespace(fit_curve=curve, n=1_000_000)
+    clock[0] = 8.0  # 112 s left
+    assert _first_model.refit_grant(state, sched) == pytest.approx(
+        _first_model.REFIT_SUBSAMPLE_SHARE * 112.0)
+    small = CostCurve(1.0, 0.7, 1.5)
+    small.add(4000, 0.004)  # a refit of 1 s: reserved whole
+    state.fit_curve = small
+    assert _first_model.refit_grant(state, sched) == pytest.approx(
+        _first_model.REFIT_SAFETY * small.predict(1_000_000))
+
+
+def test_the_time_a_subsample_refit_leaves_fits_the_winner_on_every_row(monkeypatch):
+    # the refit on every row first predicted past the budget (from small fits): the winner is
+    # fitted on a subsample, that fit measured, and the time it shows is left pays for every row
+    real, calls = _refit.refit_seconds, []
+
+    def pessimistic_once(*args, **kwargs):
+        calls.append(1)
+        return 1e6 if len(calls) == 1 else real(*args, **kwargs)
+    monkeypatch.setattr(_refit, "refit_seconds", pessimistic_once)
+    X, y = make_nonlinear_problem(4000, n_features=8, n_informative=4, random_state=0)
+    search = KernelRegressorCV(families="falkon", gamma_factors=[1.0], alphas=[1.0, 10.0],
+                               n_components=200, time_budget=40, random_state=0).fit(X, y)
+    refits = [r for r in search.stages_ if r.stage == "refit"]
+    assert "the refit on every row is predicted at" in refits[0].note, refits[0].line()
+    assert len(calls) >= 2, [r.line() for r in search.stages_]
+    assert search.refit_rows_ == 4000, [r.line() for r in search.stages_]
+    assert search.model_origin_.endswith("refitted"), search.model_origin_
+
+
+def test_a_falkon_penalty_moves_to_other_rows_as_the_square_root():
+    from kernelscale.model_selection._families import penalty_on_rows
+
+    assert penalty_on_rows(1000, 1000) == 1.0
+    assert penalty_on_rows(250, 1000) == pytest.approx(0.5)
+    assert penalty_on_rows(4000, 1000) * penalty_on_rows(1000, 4000) == pytest.approx(1.0)
+    assert penalty_on_rows(0, 1000) == 1.0  # no rows: nothing to scale

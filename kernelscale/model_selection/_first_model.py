@@ -11,7 +11,7 @@ import numpy as np
 
 from .._clock import now, unarmed
 from ._deadline import refit_reserve
-from ._families import FALKON, FAMILIES
+from ._families import FALKON, FAMILIES, penalty_on_rows
 from ._schedule import CostCurve
 from ._state import Candidate
 
@@ -47,20 +47,17 @@ def raw_params(search, point):
     return params
 
 
-def model_on(search, state, point, rows, settings=None, base_rows=None):
+def model_on(search, state, point, rows, settings=None):
     """The unfitted model of ``point`` for a fit on ``rows`` rows of the first fold's
     training rows (every row: ``rows = n``), and its parameters.
 
-    FALKON's penalty is a sum over rows: on other rows than the grid scored it on
-    (``base_rows``: its folds' training rows; by default the first fold's), it is
-    scaled with them (the same penalty per row); the refit on every row keeps the
-    grid's penalty, as a refit after ``GridSearchCV`` does.
+    A point's FALKON penalty is always the one for the folds of every row (the grid's,
+    :func:`penalty_on_rows`); on fewer rows it is scaled by :func:`penalty_on_rows`, and
+    the refit on every row keeps it, as a refit after ``GridSearchCV`` does.
     """
     params = raw_params(search, point)
-    base = state.train0.size if base_rows is None else base_rows
-    penalised_by_rows = FAMILIES[params["family"]].penalty == "alpha"
-    if penalised_by_rows and (rows < state.train0.size or base != state.train0.size):
-        params["alpha"] = params["alpha"] * rows / base
+    if FAMILIES[params["family"]].penalty == "alpha" and rows < state.train0.size:
+        params["alpha"] = params["alpha"] * penalty_on_rows(rows, state.train0.size)
     if "n_components" in params and FAMILIES[params["family"]].capped:
         params["n_components"] = int(min(params["n_components"], rows))
     return search._best_model(params, settings or state.settings)[0], params
@@ -172,12 +169,30 @@ def describe(point, state):
     return text
 
 
+#: a refit predicted above this share of the time left leaves its time to the grid ...
+REFIT_MOST_SHARE = 0.6
+#: ... but for this share of it, in which it runs on a subsample
+REFIT_SUBSAMPLE_SHARE = 0.25
+
+
 def predicted_refit(state, family=None):
     """Seconds a refit on every row is predicted to take, from the fits measured so far."""
     curve = state.fit_curve
     if curve is None or not curve.points:
         return 0.0
     return curve.predict(state.n)
+
+
+def refit_grant(state, sched):
+    """Seconds the stages before the refit leave it: the refit on every row as predicted,
+    or, where that is more than :data:`REFIT_MOST_SHARE` of the time left (the refit
+    will then run on a subsample of what it is left), :data:`REFIT_SUBSAMPLE_SHARE` of
+    it: a refit that cannot end in time does not starve the grid of its time."""
+    predicted = REFIT_SAFETY * predicted_refit(state)
+    if sched.end is None:
+        return predicted
+    left = max(sched.left(), 0.0)
+    return predicted if predicted <= REFIT_MOST_SHARE * left else REFIT_SUBSAMPLE_SHARE * left
 
 
 def refit_seconds(state, records, point, unit_seconds=0.0):

@@ -31,6 +31,8 @@ __all__ = ["refit", "challenge", "grow"]
 SECURE_SECONDS = 10.0
 #: that share of the refit's predicted seconds
 SECURE_SHARE = 0.15
+#: at most this many fits on more rows after a refit on a subsample
+MORE_ROWS_ROUNDS = 3
 
 
 def _winner(records):
@@ -70,8 +72,9 @@ def refit(search, state, sched):
     of the first fold's training rows it pays for. Kept only if it scored better."""
     records = state.records or state.screened
     if not records:
-        sched.skip("refit", f"nothing was cross-validated: the first model stands "
+        sched.skip("refit", f"nothing was cross-validated: the {state.best.how} stands "
                             f"({state.best.rows} rows)")
+        _more_rows(search, state, sched, records)
         return
     winner = _winner(records)
     point = winner["params"]
@@ -102,9 +105,42 @@ def refit(search, state, sched):
     else:
         why = f"the grid was cross-validated on {state.screened_rows} rows only"
     _on_rows(search, state, sched, winner, None, None, "refit on a subsample", why)
-    if not state.records and state.best.how == "refit on a subsample":
-        # the winner, scored on the first fold's rows, on every row where time is left
-        _held_on_every_row(search, state, sched, "the subsample's winner")
+    _more_rows(search, state, sched, records)
+
+
+def _more_rows(search, state, sched, records):
+    """The held configuration on more rows while the time left pays: on every row where
+    the fits measured so far predict it, else on the most rows they predict (each fit
+    measured in turn, so that the next prediction starts nearer). A budget priced from
+    small fits alone is spent here rather than left unused."""
+    for _ in range(MORE_ROWS_ROUNDS):
+        held = state.best
+        if held.point is None or held.rows >= state.n or sched.end is None:
+            return
+        predicted = refit_seconds(state, records, held.point)
+        if sched.affordable(predicted):
+            _held_on_every_row(search, state, sched, f"the {held.how}'s configuration")
+            return
+        curve = state.fit_curve
+        if held.point["family"] != state.fit_family or curve is None or not curve.points:
+            return
+        rows = int(min(state.train0.size, curve.largest(sched.left() / REFIT_SAFETY)))
+        if rows < 2 * held.rows:
+            return
+        _on_rows(search, state, sched, {"params": held.point}, None, None,
+                 "refit on a subsample", f"more rows for the {held.how}'s configuration")
+        if state.best is held:  # more rows did not score better: no more of them
+            return
+
+
+def _measured(state, point, rows, seconds):
+    """A fit of the first model's family, of the same cost per row, adds to its curve."""
+    curve = state.fit_curve
+    if curve is None or point["family"] != state.fit_family:
+        return
+    if FAMILIES[point["family"]].penalty == "C" and point.get("C") != state.fit_point.get("C"):
+        return
+    curve.add(rows, seconds)
 
 
 def _on_every_row(search, state, sched, winner, predicted):
@@ -153,11 +189,11 @@ def _held_on_every_row(search, state, sched, why):
                             "stands", predicted=predicted)
         return
     with sched.stage("refit", predicted=predicted) as run:
-        model, params = model_on(search, state, held.point, state.n, base_rows=held.base_rows)
+        model, params = model_on(search, state, held.point, state.n)
         began = now()
         model.fit(state.raw_X, state.data["y"], state.data["sample_weight"])
         state.consider(Candidate(model, params, held.point, held.score, held.cv_score,
-                                 state.n, held.how + ", refitted", base_rows=held.base_rows))
+                                 state.n, held.how + ", refitted"))
         run.note = (f"{why}: its configuration ({_describe(held.point, state)}) refitted on "
                     f"all {state.n} rows in {now() - began:.1f} s")
 
@@ -187,13 +223,12 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
     with sched.stage("refit", predicted=curve.predict(rows)) as run:
         part = subsample_rows(train, rows, state.data["y_index"],
                               state.settings["random_state"])
-        # the penalty was scored on the grid's folds: the first fold's, or a subsample's
-        model, params = model_on(search, state, point, part.size, base_rows=fold_rows)
+        model, params = model_on(search, state, point, part.size)
         took = state.fit_on(model, part)
+        _measured(state, point, part.size, took)
         score = state.score_on_first_fold(model)
         state.n_scored += 1
-        candidate = Candidate(model, params, dict(point), score, None, part.size, how,
-                              base_rows=None if state.records else fold_rows)
+        candidate = Candidate(model, params, dict(point), score, None, part.size, how)
         kept = state.consider(candidate)
         run.outcome = "shrunk" if share is None else "done"
         run.note = ((f"{why}: " if why else "") + f"{_describe(point, state)} fitted on "

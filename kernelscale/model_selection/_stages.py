@@ -16,10 +16,9 @@ from ._deadline import Deadline
 from ._exact import exact_grid_memory
 from ._families import EXACT_SVM, FALKON, FAMILIES, middle_out, run_family
 from ._first_model import (
-    REFIT_SAFETY,
     first_family,
-    predicted_refit,
     predicted_unit,
+    refit_grant,
     refit_seconds,
 )
 from ._halving import (
@@ -127,7 +126,7 @@ def screen(search, state, sched):
         sched.skip("screen", f"skipped: the exact SVM's matrix of {rows} rows does not fit the "
                              f"memory budget ({format_bytes(state.settings['memory_budget'])})")
         return
-    reserve = REFIT_SAFETY * predicted_refit(state) + predicted_unit(state, n)
+    reserve = refit_grant(state, sched) + predicted_unit(state, n)
     n_factors = len(state.space["factors"])
     if sched.end is not None:
         # priced by one of the exact SVM's gammas measured on a small subsample
@@ -184,7 +183,7 @@ def grid(search, state, sched):
 
 def _family_grid(search, state, sched, family):
     n = state.n
-    reserve = REFIT_SAFETY * predicted_refit(state)
+    reserve = refit_grant(state, sched)
     with sched.stage(f"grid ({family})", reserve=reserve) as run:
         # no gamma starts unless it (as long as the longest so far) and the refit end
         # within the budget; the refit's reserve follows the measured fits

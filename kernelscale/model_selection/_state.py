@@ -50,9 +50,6 @@ class Candidate:
         Rows it was fitted on.
     how : str
         What made it: "first model", "refit", "refit on a subsample", "challenger", ...
-    base_rows : int or None
-        The training rows of the folds its configuration was scored on, where not
-        the first fold's (a grid shrunk to a subsample): its penalty's scale.
     calibration : (A, B) or None
         Sigmoids of its decision values fitted on the grid's out-of-fold scores (a
         FALKON classifier's ``predict_proba`` without more fits).
@@ -66,7 +63,6 @@ class Candidate:
     rows: int
     how: str
     calibration: tuple | None = None
-    base_rows: int | None = None
 
 
 def same_point(a, b):

@@ -10,7 +10,7 @@ import numpy as np
 from .._clock import now
 from .._planner import held_plan, nbytes
 from ..models.ridge import FLOAT32_PENALTY_FLOOR
-from ._first_model import REFIT_SAFETY, predicted_refit, predicted_unit
+from ._first_model import predicted_unit, refit_grant
 from ._metric import KernelMetric, MetricTimeError
 from ._schedule import CostCurve
 from ._widths import KernelWidths, WidthsTimeError
@@ -158,7 +158,7 @@ def _grid_reserve(state, sched, n):
     unit = predicted_unit(state, n)
     if sched.end is not None:
         unit = min(unit, GRID_LEAST_SHARE * max(sched.left(), 0.0))
-    return REFIT_SAFETY * predicted_refit(state) + unit
+    return refit_grant(state, sched) + unit
 
 
 def _step_curve(points):
