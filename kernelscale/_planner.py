@@ -30,11 +30,12 @@ from ._validation import MemoryBudgetError
 
 __all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "bytes_up", "smo_plan",
            "exact_grid_plan", "falkon_plan", "falkon_grid_plan", "features_plan",
-           "widths_plan", "SMO_TEMPORARY_SHARE", "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES",
-           "held_plan", "exact_svm_bytes", "exact_matrix_bytes",
-           "dense_workspace_sizes", "svm_workspace_bytes", "threads_in_budget",
-           "linear_solver_bytes", "nystrom_svm_bytes", "rff_svm_bytes",
-           "falkon_grid_row_bytes", "smo_fit_plan", "sparse_row_bytes"]
+           "widths_plan", "SMO_TEMPORARY_SHARE", "ROW_CACHE_ADVICE",
+           "GIVEN_MATRIX_ADVICE", "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES", "held_plan",
+           "exact_svm_bytes", "exact_matrix_bytes", "dense_workspace_sizes",
+           "svm_workspace_bytes", "threads_in_budget", "linear_solver_bytes",
+           "nystrom_svm_bytes", "rff_svm_bytes", "falkon_grid_row_bytes",
+           "smo_fit_plan", "sparse_row_bytes"]
 
 #: Allocations a plan does not itemise (Python objects, small index arrays); the peak
 #: tests allow this much beyond the plan on top of ``budget + returned``.
@@ -48,6 +49,10 @@ SMO_TEMPORARY_SHARE = 0.25
 SMO_TEMPORARY_MAX = 64 * 2**20
 #: Rows computed at once into the cache are batched to this many bytes.
 SMO_BATCH_BYTES = 2**24
+#: what a row plan that does not fit must hold, and a given matrix's way out
+ROW_CACHE_ADVICE = (" (the row cache must hold two kernel rows beside the working set and the "
+                    "kernel's temporaries)")
+GIVEN_MATRIX_ADVICE = " (the kernel matrix is given: a smaller one, or more budget)"
 
 
 class MemoryPlan:

@@ -113,7 +113,7 @@ def test_prediction_in_small_blocks_equals_one_block(digits):
     np.testing.assert_allclose(small.decision_function(X_test), big.decision_function(X_test),
                                rtol=1e-9, atol=1e-9)
     # a fit under that budget cannot keep the features of every row: one clear error
-    with pytest.raises(MemoryBudgetError, match=r"give memory_budget >= 2.3\dM"):
+    with pytest.raises(MemoryBudgetError, match=r"give memory_budget >= 2.6\dM"):
         ApproxKernelSVC(memory_budget=64 * 1024, **params).fit(X_train, y_train)
 
 

@@ -13,7 +13,8 @@ from kernelscale import (
     Nystroem,
 )
 from kernelscale._constraints import InvalidParameterError
-from kernelscale.solvers import dual_cd_svr, linear_one_class, smo_one_class, svr_primal_objective
+from kernelscale.solvers import dual_cd_svr, linear_one_class, smo_one_class
+from kernelscale.solvers._dual_cd_svr import svr_primal_objective
 
 
 def _data(n=800, seed=0):

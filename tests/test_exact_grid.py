@@ -8,7 +8,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from kernelscale import KernelSVC
 from kernelscale.model_selection import exact_svm_grid, exact_svm_rows_grid
-from kernelscale.solvers import DenseWorkspace, smo_dense, smo_dense_path
+from kernelscale.solvers.smo import DenseWorkspace, smo_dense, smo_dense_path
 
 
 @pytest.fixture(scope="module")

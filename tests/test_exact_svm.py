@@ -12,7 +12,8 @@ from sklearn.svm import SVC
 
 from kernelscale import DoublySGDSVC, KernelSVC, MemoryBudgetError
 from kernelscale.kernels import make_kernel
-from kernelscale.solvers import KernelRows, RowCache, smo
+from kernelscale.solvers import KernelRows, smo
+from kernelscale.solvers.smo import RowCache
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +122,7 @@ def test_working_set_block_is_the_kernel_block():
         assert block.dtype == np.float32 and block.shape == (6, 6)
         np.testing.assert_allclose(block, reference, rtol=1e-5, atol=1e-6)
     # SVR's doubled variables i and i + n share point i: the points' block
-    from kernelscale.solvers import PairedRows
+    from kernelscale.solvers.smo import PairedRows
 
     paired = PairedRows(KernelRows(X, kernel, 2**24))
     np.testing.assert_array_equal(paired.block(indices + np.array([150, 0, 150, 0, 0, 150])),

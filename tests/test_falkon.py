@@ -12,12 +12,8 @@ from sklearn.kernel_ridge import KernelRidge
 from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidgeClassifier
 from kernelscale.datasets import data_dir, load_mnist10k
 from kernelscale.models.ridge._falkon_settings import AUTO_PENALTY, auto_n_components
-from kernelscale.solvers import (
-    FalkonPreconditioner,
-    conjugate_gradient,
-    normal_product,
-    solve_triangular,
-)
+from kernelscale.solvers import conjugate_gradient
+from kernelscale.solvers.falkon import FalkonPreconditioner, normal_product, solve_triangular
 
 
 @pytest.fixture

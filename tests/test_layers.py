@@ -254,10 +254,10 @@ def test_every_rows_type_implements_the_rows_protocol():
     import numpy as np
 
     from kernelscale.kernels import make_kernel
-    from kernelscale.solvers import (
+    from kernelscale.solvers import KernelRows
+    from kernelscale.solvers.smo import (
         ComputedRows,
         ComputingRowStore,
-        KernelRows,
         KernelRowSource,
         MatrixCache,
         MatrixRows,
@@ -292,7 +292,8 @@ def test_solver_constants_come_from_one_settings_object_per_solver():
     # each module now reads them from its solver's settings
     import importlib
 
-    from kernelscale.solvers import FALKON_SETTINGS, SMO_SETTINGS
+    from kernelscale.solvers.falkon import FALKON_SETTINGS
+    from kernelscale.solvers.smo import SMO_SETTINGS
 
     smo = {name: importlib.import_module(f"kernelscale.solvers.smo.{name}")
            for name in ("_compiled", "_dense", "_dense_compiled", "_rows", "_solver")}
@@ -416,3 +417,50 @@ def test_every_byte_formula_is_in_the_planner_and_plans_are_built_there():
                         isinstance(target, (ast.Attribute, ast.Subscript)):
                     problems.append(f"{where}:{node.lineno}: edits a plan after it is built")
     assert not problems, "\n".join(problems)
+
+
+#: calls that solve a binary SVM problem (LIBSVM's Solver::Solve level) ...
+_SOLVE_CALLS = {"smo", "smo_dense", "smo_dense_path", "smo_regression", "smo_one_class",
+                "kernel_subgradient_svm", "solve_problem_path"}
+#: ... and the one module that loops over binary problems calling them (svm_train's level)
+_SVM_DRIVER = "kernelscale/solvers/_svm_path.py"
+
+
+def _call_name(node):
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def _loops_solving_problems(tree):
+    """Loops over something named ``*problems*`` whose body solves (calls a solver, or a
+    ``*solve*`` helper)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            over = ast.unparse(node.iter)
+            body = node.body if isinstance(node, ast.For) else []
+            calls = [_call_name(c) for part in body for c in ast.walk(part)
+                     if isinstance(c, ast.Call)]
+            if "problems" in over and any(name in _SOLVE_CALLS or "solve" in name
+                                          for name in calls):
+                found.append(getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
+    return found
+
+
+def test_one_module_loops_over_binary_svm_problems():
+    looping = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = _loops_solving_problems(ast.parse(path.read_text()))
+        if lines:
+            looping[str(path.relative_to(ROOT))] = lines
+    assert set(looping) == {_SVM_DRIVER}, (
+        f"binary SVM problems are looped over and solved in {looping}: the SVM training "
+        f"driver ({_SVM_DRIVER}: solve_svm_path, solve_rows_path, path_units) is the one place")
+
+
+def test_the_svm_driver_check_sees_a_loop_outside_the_driver():
+    code = ("def fit(problems, rows, cache):\n"
+            "    for members, y_pm, c in problems:\n"
+            "        self._solve(rows, cache, y_pm, c)\n")
+    assert _loops_solving_problems(ast.parse(code)) == [2]
+    assert _loops_solving_problems(ast.parse("for p in problems:\n    print(p)\n")) == []

@@ -10,7 +10,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 from kernelscale import KernelWidths, learn_widths
 from kernelscale.datasets import make_nonlinear_problem
 from kernelscale.kernels import RBF
-from kernelscale.solvers import holdout_loss, width_statistics
+from kernelscale.solvers import holdout_loss
+from kernelscale.solvers._widths import width_statistics
 
 RNG = np.random.default_rng(0)
 

@@ -14,11 +14,10 @@ from kernelscale.solvers import (
     combine_scores,
     ovo_votes,
     pairs,
-    smo_dense,
     solve_svm_path,
-    submatrix,
     svm_decision_values,
 )
+from kernelscale.solvers.smo import smo_dense, submatrix
 
 
 def _dual(alpha, y, K):

@@ -24,7 +24,8 @@ from kernelscale import (
 )
 from kernelscale.kernels import RBF, Exponential, Laplacian, Metric, make_kernel
 from kernelscale.model_selection import KernelMetric, KernelWidths
-from kernelscale.solvers import gradient_outer_product, predictor_gradients
+from kernelscale.solvers import gradient_outer_product
+from kernelscale.solvers._agop import predictor_gradients
 
 
 @pytest.fixture(scope="module")

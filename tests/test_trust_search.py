@@ -29,7 +29,8 @@ from kernelscale import (
     save_model,
 )
 from kernelscale.model_selection import _stages
-from kernelscale.solvers import KernelRows, smo_dense
+from kernelscale.solvers import KernelRows
+from kernelscale.solvers.smo import smo_dense
 
 
 def _smooth_regression(n=6000, seed=0):
@@ -235,7 +236,7 @@ def test_random_state_constraint_agrees_with_scikit_learn():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_falkon_jitter_reaches_its_cap(dtype):
-    from kernelscale.solvers import MAX_RELATIVE_JITTER, FalkonPreconditioner
+    from kernelscale.solvers.falkon import MAX_RELATIVE_JITTER, FalkonPreconditioner
 
     m = 1000
     rng = np.random.default_rng(0)

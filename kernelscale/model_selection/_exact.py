@@ -33,7 +33,6 @@ from .._planner import (
     exact_grid_plan,
     exact_matrix_bytes,
     exact_svm_bytes,
-    smo_plan,
     threads_in_budget,
 )
 from ..kernels import RBF
@@ -41,15 +40,15 @@ from ..solvers import (
     OvoLayout,
     ThreadWorkspaces,
     fold_svm_problems,
+    path_units,
     solve_problem_path,
     svm_decision_values,
-    svm_problems,
     warn_unconverged,
     workspace_bytes,
 )
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_grid_bytes",
-           "exact_grid_memory", "exact_refit_plan", "exact_kernel_matrix"]
+           "exact_grid_memory", "exact_kernel_matrix"]
 
 # numba's parallel regions (the exp, large gathers) are entered by one thread at a
 # time: its default threading layer without TBB or OpenMP is not reentrant
@@ -184,8 +183,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
     # where each pair's coefficients go when scoring: the same for every fold and gamma
     layout = OvoLayout(problems, len(classes)) if ovo else None
-    few = len(problems) < 2 * n_jobs
-    per_gamma = len(problems) * (len(folds) if few else 1)
+    per_gamma = len(path_units(problems, len(folds), n_jobs))
     gammas = [_Gamma(k, f, len(folds), len(Cs), len(problems), per_gamma)
               for k, f in enumerate(factors)]
     # kernels held at once: as many as the plan holds beside the distances and the
@@ -294,12 +292,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
             if on_unit is not None:
                 on_unit(list(records))
 
-    units = [(g, p, [f] if few else list(range(len(folds))))
-             for g in gammas for p in range(len(problems))
-             for f in (range(len(folds)) if few else [None])]
-    if not few:
-        # the largest problems first within a gamma, so that the threads finish together
-        units.sort(key=lambda u: (u[0].rank, -len(problems[u[1]][1])))
+    units = [(g, *unit) for g in gammas for unit in path_units(problems, len(folds), n_jobs)]
     # the solving threads' stop: the caller's time budget, and cancelled when a unit
     # stops or the search is interrupted (worker threads do not inherit the caller's)
     with stop_at() as pool_stop:
@@ -352,18 +345,6 @@ def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score
             record["fit_times"].append(shared + exp_s + g.solve_s * share[f, c])
             record["n_iter"] += int(iterations[f, c])
     return per_C
-
-
-def exact_refit_plan(X, y_index, classes, sample_weight, settings, gamma):
-    """The refitted ``KernelSVC``'s matrix plan (the planner's, as the estimator asks it)."""
-    n, d = X.shape
-    problems = svm_problems(y_index, classes, sample_weight, settings["class_weight"],
-                            settings["multiclass"])
-    fill = RBF(gamma).prepare(X[:1], np.float32).bytes_per_row(X)
-    return smo_plan(f"KernelSVC on {n} rows", n_points=n, n_variables=n, n_features=d,
-                    budget=settings["memory_budget"], cache_bytes=256 * 2**20,
-                    working_set_size=1024, matrix=True,
-                    workspace=workspace_bytes([problems], n), fill_row_bytes=fill)
 
 
 def exact_kernel_matrix(X, gamma_ref, factor, memory_budget):

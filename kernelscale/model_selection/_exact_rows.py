@@ -21,14 +21,7 @@ import numpy as np
 from .._clock import now
 from .._planner import smo_plan
 from ..kernels import RBF
-from ..solvers import (
-    KernelRows,
-    RowCache,
-    fold_svm_problems,
-    scaled_start,
-    smo,
-    svm_decision_values,
-)
+from ..solvers import fold_svm_problems, solve_rows_path, svm_decision_values
 from ._runner import run_units
 
 __all__ = ["exact_svm_rows_grid", "CACHE_SHARE"]
@@ -58,27 +51,11 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
                     cache_bytes=int(CACHE_SHARE * memory_budget), working_set_size=1024)
     plan.require(" (the row cache must hold two kernel rows beside the working set and the "
                  "kernel's temporaries)")
-    aux_budget = plan.temporary_bytes
 
     def unit(factor):
         kernel = RBF(gamma_ref * factor)
-        results = [[[None] * len(problems) for _ in Cs] for _ in folds]
         t0 = now()
-        for p, (members, y_pm, _) in enumerate(problems):
-            rows = cache = None  # the last problem's cache goes before the next comes
-            rows = KernelRows(X if members is None else X[members], kernel, aux_budget)
-            cache = RowCache(rows, plan.cache_bytes, plan.batch_bytes)
-            for f in range(len(folds)):
-                weights = fold_problems[f][p][2]
-                alpha, res = None, None
-                for c, C in enumerate(Cs):
-                    if res is not None:
-                        alpha = scaled_start(res["alpha"], res["objective"], C / Cs[c - 1])
-                    bounds = np.where(weights > 0, C * weights, 0.0)  # 0 stays 0 for C = inf
-                    res = smo(rows, cache, y_pm, bounds, tol=tol, alpha0=alpha,
-                              working_set_size=plan.working_set_size, share_cache=True)
-                    results[f][c][p] = res
-        rows = cache = None  # scoring's kernel blocks take the cache's place
+        results = solve_rows_path(X, kernel, fold_problems, Cs, plan, tol=tol, share_cache=True)
         solve_s = now() - t0
         iterations = np.array([[sum(r["n_iter"] for r in results[f][c])
                                 for c in range(len(Cs))] for f in range(len(folds))], float)

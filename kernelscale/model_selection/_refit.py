@@ -17,9 +17,9 @@ from .._clock import now
 from .._planner import held_plan, nbytes
 from ..models.ridge import fold_calibration
 from ._capacity import exact_challenger, grow_centres
-from ._exact import exact_kernel_matrix, exact_refit_plan
+from ._exact import exact_kernel_matrix
 from ._families import EXACT_SVM, FALKON, FAMILIES, classifier_model
-from ._first_model import REFIT_SAFETY, model_on, refit_seconds, subsample_rows
+from ._first_model import REFIT_SAFETY, SIZED_SHARE, model_on, refit_seconds, subsample_rows
 from ._schedule import CostCurve
 from ._state import Candidate, same_point
 
@@ -124,7 +124,8 @@ def _more_rows(search, state, sched, records):
         curve = state.fit_curve
         if held.point["family"] != state.fit_family or curve is None or not curve.points:
             return
-        rows = int(min(state.train0.size, curve.largest(sched.left() / REFIT_SAFETY)))
+        rows = int(min(state.train0.size,
+                       curve.largest(SIZED_SHARE * sched.left() / REFIT_SAFETY)))
         if rows < 2 * held.rows:
             return
         _on_rows(search, state, sched, {"params": held.point}, None, None,
@@ -150,15 +151,12 @@ def _on_every_row(search, state, sched, winner, predicted):
     with sched.stage("refit", predicted=predicted) as run:
         model, params = model_on(search, state, point, n)
         extra = {}
-        # KernelSVC's own rule: one matrix for several binary problems (its plan holds
-        # it); the grid's distances make it bit for bit the kernel the search scored
-        if point["family"] == EXACT_SVM.name and len(data["classes"]) > 2:
-            plan = exact_refit_plan(state.raw_X, data["y_index"], data["classes"],
-                                    data["sample_weight"], state.settings, params["gamma"])
-            if plan.fits:
-                factor = point["gamma"] / state.space["gamma_ref"]
-                extra = {"kernel_matrix": exact_kernel_matrix(
-                    data["X"], state.space["gamma_ref"], factor, plan.fill_bytes)}
+        # where KernelSVC's own plan holds the matrix, the grid's distances make it bit
+        # for bit the kernel the search scored
+        if point["family"] == EXACT_SVM.name:
+            factor = point["gamma"] / state.space["gamma_ref"]
+            extra = {"kernel_matrix": lambda budget: exact_kernel_matrix(
+                data["X"], state.space["gamma_ref"], factor, budget)}
         began = now()
         model.fit(state.raw_X, data["y"], data["sample_weight"], **extra)
         took = now() - began
@@ -207,7 +205,7 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
     k = len(state.folds)
     fold_rows = train.size if state.records else int(state.screened_rows * (k - 1) / k)
     curve = _fit_curve(state, winner, fold_rows)
-    seconds = sched.left() if share is None else share * predicted_full
+    seconds = SIZED_SHARE * sched.left() if share is None else share * predicted_full
     rows = int(min(train.size, curve.largest(seconds / REFIT_SAFETY)))
     held = state.best
     same = held is not None and same_point(held.point, point)
@@ -282,7 +280,7 @@ def challenge(search, state, sched):
             search.challenger_ = step
             if step["score"] is not None:
                 break
-        run.note = _challenger_note(search, step, how, scored)
+        run.note = _challenger_note(search, state, step, how, scored)
         if step["won"]:
             model, raw = model_on(search, state, params, state.n)
             model.fit(state.raw_X, data["y"], data["sample_weight"])
@@ -291,7 +289,7 @@ def challenge(search, state, sched):
                                      "challenger"))
 
 
-def _challenger_note(search, step, how, scored):
+def _challenger_note(search, state, step, how, scored):
     if step["won"]:
         note = (f"the exact SVM {how} then scored {step['score']:.4f} on the first fold "
                 f"against the search's {scored:.4f} and was refitted (its cost measured: "
@@ -304,7 +302,7 @@ def _challenger_note(search, step, how, scored):
                 f"{step['measured_rows'][-1]} rows (~n^{step['exponent']:.2f}) predicted "
                 f"{step['predicted_fold_s']:.0f} s for the first fold and "
                 f"{step['predicted_refit_s']:.0f} s for the refit, past the time left")
-    search.family_choice_ = search.family_choice_.rstrip(".") + "; " + note
+    state.choices.append(note)
     return note
 
 
@@ -342,8 +340,8 @@ def grow(search, state, sched):
                     + (f", then {tried}" if tried else "; no doubling fits the time left"))
         if m == point["n_components"]:
             return
-        search.family_choice_ = search.family_choice_.rstrip(".") + (
-            f"; the time left grew FALKON's centres to {m} (first fold: {best.score:.4f} with "
+        state.choices.append(
+            f"the time left grew FALKON's centres to {m} (first fold: {best.score:.4f} with "
             f"the grid's {point['n_components']}, then {tried})")
         grown = {**point, "n_components": m}
         model, params = model_on(search, state, grown, state.n)

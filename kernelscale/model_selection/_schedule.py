@@ -261,7 +261,10 @@ class Scheduler:
                     "interrupted (Ctrl-C)"
                 raise
             finally:
-                granted = None if until is None else max(until - began, 0.0)
+                # the grant is the end the stage ran under last: a warm-up's compiling
+                # moves a measurement's allowance later (never past the budget's end)
+                end = handle.until
+                granted = None if end is None else max(end - began, 0.0)
                 self._record(StageRecord(stage, handle.outcome, now() - began,
                                          handle.predicted, granted, handle.note or "-"))
 

@@ -161,11 +161,12 @@ class KernelSearch(BaseEstimator):
                 exact_plan = exact_grid_memory(
                     data["y_index"], self.classes_, sw, folds, self.class_weight,
                     self.multiclass, effective_n_jobs(self.n_jobs), budget - copy)
-            families, self.family_choice_ = choose_families(
+            families, choice = choose_families(
                 self._task, n, d, len(self.classes_) if classifier else None, budget - copy,
                 exact_plan)
         else:
-            self.family_choice_ = f"families given: {', '.join(families)}"
+            choice = f"families given: {', '.join(families)}"
+        choices = [choice]
         space = {"factors": factors, **penalties}
         n_train = min(len(tr) for tr, _ in folds)
         space["n_components"] = (int(self.n_components) if self.n_components is not None else
@@ -176,7 +177,7 @@ class KernelSearch(BaseEstimator):
                     "dtype": self.dtype, "weight_total": float(sw.sum()),
                     **self._classifier_settings()}
         if FALKON.name in families:
-            space["alphas"] = self._falkon_alphas(n, d, space, settings, budget)
+            space["alphas"] = self._falkon_alphas(n, d, space, settings, budget, choices)
         halving = self.halving
         if halving == "auto":  # where the grid on every row is the search's cost
             halving = isinstance(self.cv, (int, np.integer)) and n > EXACT_MAX_ROWS
@@ -184,9 +185,10 @@ class KernelSearch(BaseEstimator):
         for family in families:  # a budget too small for a grid: one line, before any work
             check_family_memory(family, self._task, data, folds, space, settings)
         self.widths_ = self.kernel_metric_ = None
-        return SearchState(self._task, data, folds, space, settings, scoring, list(families))
+        return SearchState(self._task, data, folds, space, settings, scoring, list(families),
+                           choices=choices)
 
-    def _falkon_alphas(self, n, d, space, settings, budget):
+    def _falkon_alphas(self, n, d, space, settings, budget, choices):
         """The FALKON penalties to search, dropping those a float64 refit could not hold."""
         dtype = self.dtype
         if dtype is None and not self._float64_refit_fits(n, d, space, budget):
@@ -195,8 +197,8 @@ class KernelSearch(BaseEstimator):
             dtype = "float32"
             floor = FLOAT32_PENALTY_FLOOR * settings["weight_total"]
             if np.any(np.asarray(space["alphas"]) < floor):
-                self.family_choice_ = self.family_choice_.rstrip(".") + (
-                    f"; FALKON alphas below float32's floor ({floor:.3g}) not searched: "
+                choices.append(
+                    f"FALKON alphas below float32's floor ({floor:.3g}) not searched: "
                     f"their float64 refit could not keep K(X, C) ({n} x "
                     f"{space['n_components']} float64) within the memory budget "
                     f"({format_bytes(budget)})")
@@ -217,6 +219,8 @@ class KernelSearch(BaseEstimator):
             self.best_estimator_ = Pipeline([("encoder", self.encoder_), ("model", best.model)])
             self.n_features_in_ = self.encoder_.n_features_in_
             self.feature_names_in_ = self.encoder_.feature_names_in_
+        # what each stage did to the choice of family, in the order they ran
+        self.family_choice_ = "; ".join(c.rstrip(".") for c in state.choices) + "."
         self.best_params_ = dict(best.params)
         self.best_index_ = next((i for i, p in enumerate(self.cv_results_["params"])
                                  if same_point(p, best.point)), None)

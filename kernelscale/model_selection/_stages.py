@@ -16,6 +16,7 @@ from ._deadline import Deadline
 from ._exact import exact_grid_memory
 from ._families import EXACT_SVM, FALKON, FAMILIES, middle_out, run_family
 from ._first_model import (
+    SIZED_SHARE,
     first_family,
     predicted_unit,
     refit_grant,
@@ -169,8 +170,8 @@ def screen(search, state, sched):
         scores = ", ".join(f"{f} {b['score']:.4f}" for f, b in best.items())
         run.note = f"every family's grid on {rows} rows: {scores or 'none scored'}"
         if EXACT_SVM.name in best:
-            search.family_choice_ = search.family_choice_.rstrip(".") + (
-                f"; the families screened on {rows} rows: {scores}")
+            state.choices.append(
+                f"the families screened on {rows} rows: {scores}")
 
 
 def grid(search, state, sched):
@@ -213,7 +214,7 @@ def _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline
     state.complete = False
     why = (f"one gamma on {n} rows is predicted at {predicted:.1f} s, "
            f"{max(run.left(), 0):.1f} s are left beside the refit's {reserve:.1f} s")
-    rows = _affordable_rows(state, run.left())
+    rows = _affordable_rows(state, SIZED_SHARE * run.left())
     if state.screened and rows < 1.5 * state.screened_rows:
         run.outcome = "shrunk"
         notes.append(f"not on every row: {why}; the {state.screened_rows}-row screen's scores "

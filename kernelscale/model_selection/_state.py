@@ -83,10 +83,11 @@ def same_point(a, b):
 class SearchState:
     """Everything the stages of one fit share.
 
-    ``data``, ``space`` and ``settings`` are the dicts the grid engines read
-    (:func:`kernelscale.model_selection._engines.run_family`); ``records`` the
+    ``data``, ``space`` and ``settings`` are the dicts the families' grids read
+    (:meth:`kernelscale.model_selection._families.Family.run`); ``records`` the
     configurations cross-validated on every row, ``screened`` those of the
-    largest subsample where none was (the grid shrunk to fit the time).
+    largest subsample where none was (the grid shrunk to fit the time); ``choices``
+    what each stage did to the choice of family, in order (``family_choice_``).
     """
 
     task: str
@@ -96,6 +97,7 @@ class SearchState:
     settings: dict
     scoring: str
     families: list = dataclasses.field(default_factory=list)
+    choices: list = dataclasses.field(default_factory=list)
     records: list = dataclasses.field(default_factory=list)
     screened: list = dataclasses.field(default_factory=list)
     screened_rows: int = 0

@@ -261,8 +261,8 @@ def learn_agop(search, state, sched, widths):
         run.note = (f"AGOP from {start} on {rows} rows, {metric.n_iter_} rounds (held-out "
                     f"loss {losses}): {kept}")
         if metric.best_round_ > 0:
-            search.family_choice_ = search.family_choice_.rstrip(".") + (
-                f"; a metric learned by AGOP (round {metric.best_round_}: held-out loss "
+            state.choices.append(
+                f"a metric learned by AGOP (round {metric.best_round_}: held-out loss "
                 f"{metric.loss_:.4g} against {metric.initial_loss_:.4g} from {start})")
     return metric if run.outcome == "done" else None
 

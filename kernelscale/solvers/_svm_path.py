@@ -1,9 +1,12 @@
-"""Every binary problem of a kernel SVM solved on a kernel matrix held whole.
+"""The SVM training driver (LIBSVM's ``svm_train`` level): every binary problem of a
+kernel SVM, for every fold and a path of increasing ``C``, solved on the kernel matrix
+held whole (:func:`solve_svm_path`) or through row caches (:func:`solve_rows_path`).
 
-``KernelSVC`` uses this when its ``n x n`` float32 kernel fits the memory budget,
-and the grid search (:mod:`kernelscale.model_selection`) uses it per gamma on
-the kernel of *all* rows, for every cross-validation fold and a whole path of
-increasing ``C``:
+This is the one module that loops over binary problems: ``KernelSVC`` calls it with
+one fold and one ``C`` (the plan of ``kernelscale._planner`` chooses the matrix or the
+rows), the grid searches (:mod:`kernelscale.model_selection`) per gamma with every fold
+and the ``C`` path, the exact grid's threads one :func:`path_units` unit at a time.
+On the matrix:
 
 - each binary problem cuts its principal sub-matrix (its classes' rows) once,
   and each fold's block is cut from that small matrix (not from ``K``);
@@ -27,12 +30,23 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._planner import svm_workspace_bytes
 from .._progress import progress
-from ._svm_problems import ovo_classes, ovo_problems, ovr_problems, pairs
-from .smo import SMO_SETTINGS, DenseWorkspace, smo_dense_path, submatrix
+from ._subgradient import kernel_subgradient_svm
+from ._svm_problems import ovo_classes, ovo_problems, ovr_problems, pairs, take_rows
+from .smo import (
+    SMO_SETTINGS,
+    DenseWorkspace,
+    KernelRows,
+    RowCache,
+    scaled_start,
+    smo,
+    smo_dense_path,
+    submatrix,
+)
 
 __all__ = ["OvoLayout", "ThreadWorkspaces", "solve_svm_path", "solve_problem_path",
-           "warn_unconverged", "svm_decision_values", "combine_scores", "svm_problems",
-           "fold_svm_problems", "training_kernel_matrix", "workspace_bytes"]
+           "solve_rows_path", "path_units", "warn_unconverged", "svm_decision_values",
+           "combine_scores", "svm_problems", "fold_svm_problems", "training_kernel_matrix",
+           "workspace_bytes"]
 
 
 class ThreadWorkspaces:
@@ -141,23 +155,115 @@ def solve_svm_path(K, y_index, classes, sample_weight, *, Cs, class_weight, mult
                 results[f][c][p] = res
         bar.update(len(fold_list))
 
-    every_fold = list(range(len(folds)))
+    units = path_units(problems, len(folds), n_jobs)
     if n_jobs <= 1:
-        for p in range(len(problems)):
-            solve(p, every_fold)
-    elif len(problems) >= 2 * n_jobs:
-        # the largest problems first, so that the threads finish together
-        order = sorted(range(len(problems)), key=lambda p: -len(problems[p][1]))
+        for unit in units:
+            solve(*unit)
+    elif len(problems) >= 2 * n_jobs:  # a unit is a problem on every fold
         with ThreadPoolExecutor(n_jobs) as pool:
-            list(pool.map(lambda p: solve(p, every_fold), order))
+            list(pool.map(lambda unit: solve(*unit), units))
     else:
-        # few problems (binary): the folds run side by side, each cutting its block of K
+        # a problem's folds side by side, one problem at a time: the plan holds one
+        # problem's blocks per thread, not several problems' sub-matrices at once
         for p in range(len(problems)):
             with ThreadPoolExecutor(n_jobs) as pool:
-                list(pool.map(lambda f, p=p: solve(p, [f]), every_fold))
+                list(pool.map(lambda unit: solve(*unit), [u for u in units if u[0] == p]))
     bar.close()
     warn_unconverged([r for fold in results for path in fold for r in path], tol)
     return problems, results
+
+
+def path_units(problems, n_folds, n_jobs):
+    """The units threads solve a path in: ``(problem, folds)`` pairs.
+
+    With at least two problems per thread, a unit is a problem on every fold, the
+    largest problems first (so that the threads finish together); with fewer (a
+    binary SVM), each fold of a problem is a unit of its own, so that the folds run
+    side by side, each cutting its block of the kernel.
+
+    Examples
+    --------
+    >>> problems = [(None, np.ones(4), None), (None, np.ones(9), None)]
+    >>> path_units(problems, 2, 1)
+    [(1, [0, 1]), (0, [0, 1])]
+    >>> path_units(problems[:1], 2, 2)
+    [(0, [0]), (0, [1])]
+    """
+    every = list(range(n_folds))
+    if len(problems) < 2 * max(int(n_jobs), 1):
+        return [(p, [f]) for p in range(len(problems)) for f in every]
+    return sorted(((p, every) for p in range(len(problems))),
+                  key=lambda unit: -len(problems[unit[0]][1]))
+
+
+def solve_rows_path(X, kernel, fold_problems, Cs, plan, *, tol, max_iter=-1, shrinking=True,
+                    verbose=0, monitor=None, solver="smo", densify=False, precomputed=False,
+                    share_cache=False, before=None, after=None):
+    """Every binary problem through a row cache, for every fold and every ``C`` of ``Cs``.
+
+    Each problem has its cache of kernel rows (one-vs-rest problems, which all span
+    every row, share one), made only when the last problem's has gone; a fold leaves
+    its other rows out with a zero bound, so the folds and the ``C`` path (warm-started,
+    as on the matrix) read the same cache.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n, n_features)
+        The rows (for ``precomputed``, the Gram matrix).
+    kernel : kernelscale.kernels.Kernel or "precomputed"
+    fold_problems : list
+        :func:`fold_svm_problems` of the folds (one fold of every row for a fit).
+    Cs : sequence of float
+        Increasing penalties (a fit: one).
+    plan : MemoryPlan
+        :func:`kernelscale._planner.smo_plan`'s row plan: ``cache_bytes``,
+        ``batch_bytes``, ``temporary_bytes``, ``working_set_size``.
+    tol, max_iter, shrinking, verbose, monitor : as :func:`kernelscale.solvers.smo`'s.
+    solver : {"smo", "subgradient"}, default="smo"
+    densify, precomputed : bool, default=False
+        Sparse rows densified for the kernel; ``X`` is the Gram matrix.
+    share_cache : bool, default=False
+        Keep the cached rows in place across solves (a grid's folds and ``C`` path).
+    before, after : callable, default=None
+        ``before(p, y_pm)`` and ``after(p)`` around each problem (messages, bars).
+
+    Returns
+    -------
+    results : list (per fold) of list (per C) of list (per problem) of dict
+    """
+    problems = fold_problems[-1]
+    results = [[[None] * len(problems) for _ in Cs] for _ in fold_problems]
+    rows = cache = shared = None
+    for p, (members, y_pm, _) in enumerate(problems):
+        if members is not None or shared is None:
+            rows = cache = None  # the last problem's cache goes before the next comes
+            rows = KernelRows(X if members is None else take_rows(X, members, precomputed),
+                              kernel, plan.temporary_bytes, densify=densify)
+            cache = RowCache(rows, plan.cache_bytes, plan.batch_bytes)
+            if members is None:
+                shared = rows, cache
+        else:
+            rows, cache = shared
+        if before is not None:
+            before(p, y_pm)
+        for f, per_fold in enumerate(fold_problems):
+            weights, res = per_fold[p][2], None
+            for c, C in enumerate(Cs):
+                bounds = np.where(weights > 0, C * weights, 0.0)  # 0 stays 0 for C = inf
+                if solver == "subgradient":
+                    res = kernel_subgradient_svm(rows, y_pm, bounds, max_iter=max_iter,
+                                                 tol=tol, memory_budget=plan.temporary_bytes)
+                else:
+                    start = None if res is None else scaled_start(
+                        res["alpha"], res["objective"], C / Cs[c - 1])
+                    res = smo(rows, cache, y_pm, bounds, tol=tol, max_iter=max_iter,
+                              alpha0=start, working_set_size=plan.working_set_size,
+                              shrinking=shrinking, verbose=verbose, monitor=monitor,
+                              share_cache=share_cache)
+                results[f][c][p] = res
+        if after is not None:
+            after(p)
+    return results
 
 
 def solve_problem_path(K, fold_problems, p, fold_list, Cs, *, tol, max_iter=-1,

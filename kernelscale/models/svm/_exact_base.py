@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import validate_data
 
 from ..._constraints import VERBOSE, Interval, Options, validate_params
-from ..._planner import smo_fit_plan
+from ..._planner import GIVEN_MATRIX_ADVICE, ROW_CACHE_ADVICE, smo_fit_plan
 from ..._validation import (
     check_finite_fit,
     check_sample_weight,
@@ -73,6 +73,17 @@ class ExactKernelMixin:
                             threads=threads, workspace=workspace, fill_row_bytes=fill,
                             precomputed=self._precomputed, sparse=sp.issparse(X),
                             float32_input=X.dtype == np.float32 and X.flags.c_contiguous)
+
+    def _fit_plan(self, X, n_variables, budget, *, matrix, given, workspace=0):
+        """The fit's plan: the kernel matrix where it is ``given`` (it must fit) or wanted
+        (``matrix``) and fits beside ``workspace``, else the row cache (it must fit)."""
+        if matrix or given:
+            plan = self._memory_plan(X, n_variables, budget, matrix=True, workspace=workspace)
+            if given:
+                return plan.require(GIVEN_MATRIX_ADVICE)
+            if plan.fits:
+                return plan
+        return self._memory_plan(X, n_variables, budget, matrix=False).require(ROW_CACHE_ADVICE)
 
     def _keep_support(self, X, coef_full):
         """Store the rows with a non-zero coefficient in any output of ``coef_full``."""
@@ -150,22 +161,14 @@ class ExactOneOutput(ExactKernelMixin, BaseEstimator):
         budget = resolve_memory_budget(self.memory_budget)
         n = X.shape[0]
         variables = 2 * n if supervised else n
-        plan = None
-        if self._precomputed or self._whole_matrix:
-            # computing every row once beats recomputing the rows an LRU cache loses
-            plan = self._memory_plan(X, variables, budget, matrix=True)
-            if self._precomputed:
-                plan.require(" (the kernel matrix is given: a smaller one, or more budget)")
-            elif not plan.fits:
-                plan = None
-        if plan is not None:
+        # computing every row once beats recomputing the rows an LRU cache loses
+        plan = self._fit_plan(X, variables, budget, matrix=self._whole_matrix,
+                              given=self._precomputed)
+        if plan.choice == "matrix":
             source = training_kernel_matrix(
                 self.kernel_, X, "precomputed" if self._precomputed else None, plan.fill_bytes)
             options = self._options(plan, plan.fill_bytes, 2)
         else:
-            plan = self._memory_plan(X, variables, budget, matrix=False).require(
-                " (the row cache must hold two kernel rows beside the working set and the "
-                "kernel's temporaries)")
             source = KernelRows(X, self.kernel_, plan.temporary_bytes, densify=plan.densify)
             options = self._options(plan, plan.temporary_bytes, plan.cache_bytes)
         self.memory_plan_ = plan

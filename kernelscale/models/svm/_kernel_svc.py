@@ -20,17 +20,13 @@ from ..._validation import (
 )
 from ...solvers import (
     CLASS_WEIGHTS,
-    KernelRows,
-    RowCache,
     dual_coefficients,
-    kernel_subgradient_svm,
     ovo_classes,
     ovo_problems,
     ovo_votes,
     ovr_problems,
-    smo,
+    solve_rows_path,
     solve_svm_path,
-    take_rows,
     training_kernel_matrix,
     workspace_bytes,
 )
@@ -260,10 +256,13 @@ default="rbf"
             which carry their labels, get the message that they must be in memory).
         sample_weight : array-like of shape (n_samples,), default=None
             Multiplies C per sample.
-        kernel_matrix : ndarray of shape (n_samples, n_samples), default=None
+        kernel_matrix : ndarray of shape (n_samples, n_samples) or callable, default=None
             ``k(X, X)`` with this estimator's resolved kernel, when it is at hand
             already (a grid search computes it once per gamma): it is used
-            instead of being computed. float32 (other dtypes are cast).
+            instead of being computed. float32 (other dtypes are cast). A callable
+            ``kernel_matrix(memory_budget)`` computes it, called only where the
+            fit's own plan chooses the matrix (a search's refit: the kernel through
+            the distances its grid used).
 
         Returns
         -------
@@ -300,53 +299,37 @@ default="rbf"
         each = workspace_bytes([problems], n)
         # one plan decides (the memory planner): the matrix for several problems when it
         # fits with one solving thread's block copy; a given matrix always
-        given = self._precomputed or kernel_matrix is not None
-        plan = None
-        if self.solver == "smo" and (given or len(problems) > 1):
-            plan = self._memory_plan(X, n, budget, matrix=True, workspace=each)
-            if given:
-                plan.require(" (the kernel matrix is given: a smaller one, or more budget)")
-            elif not plan.fits:
-                plan = None
-        if plan is not None:
+        lazy = callable(kernel_matrix)
+        given = self.solver == "smo" and (self._precomputed or
+                                          (kernel_matrix is not None and not lazy))
+        plan = self._fit_plan(X, n, budget, given=given, workspace=each,
+                              matrix=self.solver == "smo" and len(problems) > 1)
+        self.memory_plan_ = plan
+        if plan.choice == "matrix":
             threads = threads_in_budget(min(effective_n_jobs(self.n_jobs), len(problems)),
                                         plan.total - each, each, budget,
                                         f"the {n}-row kernel matrix")
-            self.memory_plan_ = plan
+            if lazy:
+                kernel_matrix = kernel_matrix(plan.fill_bytes)
             problems, results = self._solve_on_matrix(X, y_index, sw, C, tol, max_iter,
                                                       plan.fill_bytes, kernel_matrix, threads)
             self.fit_time_ = time.perf_counter() - start
             return self._finish(X, y, y_index, sw, problems, results)
-        plan = self._memory_plan(X, n, budget, matrix=False).require(
-            " (the row cache must hold two kernel rows beside the working set and the "
-            "kernel's temporaries)")
-        self.memory_plan_ = plan
-        results = []
-        shared = None
         # the bar counts each problem's way from its first gap to tol
         # (an outer iteration of this SMO is a working set of many pair updates)
         bar = convergence_bar("KernelSVC", verbose=self.verbose, tol=tol, every=1,
                               parts=len(problems))
+
+        def before(index, y_pm):
+            if self.verbose >= 2:
+                print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
         with bar as monitor:
-            rows = cache = None
-            for index, (members, y_pm, c_bounds) in enumerate(problems):
-                Xp = X if members is None else take_rows(X, members, self._precomputed)
-                if members is not None or shared is None:
-                    rows = cache = None  # the last problem's cache goes before the next comes
-                    rows = KernelRows(Xp, self.kernel_, plan.temporary_bytes,
-                                      densify=plan.densify)
-                    cache = RowCache(rows, plan.cache_bytes, plan.batch_bytes)
-                    if members is None:
-                        shared = rows, cache
-                else:
-                    rows, cache = shared
-                if self.verbose >= 2:
-                    print(f"[KernelSVC] problem {index + 1}: {y_pm.size} samples")
-                bounds = np.where(c_bounds > 0, C * c_bounds, 0.0)  # 0 stays 0 for C = inf
-                results.append(self._solve(rows, cache, y_pm, bounds, tol, max_iter,
-                                           plan.temporary_bytes, monitor,
-                                           plan.working_set_size))
-                bar.next_part()
+            results = solve_rows_path(
+                X, self.kernel_, [problems], [C], plan, tol=tol, max_iter=max_iter,
+                shrinking=self.shrinking,
+                verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor,
+                solver=self.solver, densify=plan.densify, precomputed=self._precomputed,
+                before=before, after=lambda index: bar.next_part())[0][0]
         self.fit_time_ = time.perf_counter() - start
         return self._finish(X, y, y_index, sw, problems, results)
 
@@ -372,15 +355,6 @@ default="rbf"
                 f"[SMO] problem {index + 1} on the {K.shape[0]}-row kernel matrix: {y_pm.size} "
                 f"samples, {res['n_iter']} pair updates, gap {res['gap']:.2e}", flush=True)
         return problems, results[0][0]
-
-    def _solve(self, rows, cache, y_pm, c_bounds, tol, max_iter, budget, monitor,
-               working_set_size):
-        if self.solver == "subgradient":
-            return kernel_subgradient_svm(rows, y_pm, c_bounds, max_iter=max_iter,
-                                          tol=self.tol, memory_budget=budget)
-        return smo(rows, cache, y_pm, c_bounds, tol=tol, max_iter=max_iter,
-                   working_set_size=working_set_size, shrinking=self.shrinking,
-                   verbose=self.verbose if self.verbose >= 2 else 0, monitor=monitor)
 
     def _store(self, X, problems, results, y_index):
         self._keep_support(X, dual_coefficients(problems, results, X.shape[0]))

@@ -123,7 +123,7 @@ def smo_regression(rows, z, C, epsilon, *, cache_bytes=256 * 2**20,
     --------
     >>> import numpy as np
     >>> from kernelscale.kernels import make_kernel
-    >>> from kernelscale.solvers import KernelRows
+    >>> from kernelscale.solvers.smo import KernelRows
     >>> X = np.array([[0.0], [1.0], [2.0]])
     >>> rows = KernelRows(X, make_kernel("linear", X), 2**20)
     >>> r = smo_regression(rows, np.array([0.0, 1.0, 2.0]), np.full(3, 10.0), 0.1,
