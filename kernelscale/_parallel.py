@@ -92,8 +92,11 @@ class LoadMeter:
     Between two calls of :meth:`others`, the machine's busy CPU time (every
     core's time not idle, steal included: a shared VM's neighbours) less this
     process's own CPU time, over the wall time between them, is the number of
-    cores other work used. A search reads it as its units end, so that the
-    threads it gives BLAS and numba follow the load as it changes.
+    cores other work used. The benchmarks record it beside every run (a busy
+    machine's ratios are not ours). Nothing sets threads from it: beside two busy
+    loops on a 2-core machine, FALKON on 1 thread was 1.26x slower than on 2
+    (benchmarks/bench_threads.py; HISTORY "Threads under load"): each runnable
+    thread gets its share of a core, so fewer threads get fewer shares.
 
     Examples
     --------
@@ -140,61 +143,3 @@ class LoadMeter:
             self._others = min(max(busy / elapsed, 0.0), float(self.cores))
             self._last = reading
         return self._others
-
-    def free_threads(self, wanted=None):
-        """Threads to run on: the cores other work leaves free (at least 1, at most
-        ``wanted``; all cores before the first measurement)."""
-        wanted = self.cores if wanted is None else max(1, int(wanted))
-        others = self.others()
-        if others is None:
-            return wanted
-        return int(min(wanted, max(1, round(self.cores - others))))
-
-
-class ThreadGovernor:
-    """BLAS and numba threads set from the free cores, re-read at every :meth:`update`.
-
-    Two busy processes beside a fit on a 2-core machine slow a BLAS product on
-    2 threads far more than one on 1 thread: each of BLAS's threads waits for the
-    slowest, which the scheduler keeps descheduling (measured on MNIST-10k:
-    FALKON 4.9x slower under such load on 2 threads; see
-    benchmarks/HISTORY.md, "Threads under load"). The governor gives BLAS and
-    numba the threads the other work leaves free, from the calling thread (BLAS's
-    limit is the process's; numba's the calling thread's), and :meth:`restore`
-    puts back what was there.
-    """
-
-    def __init__(self, meter=None, wanted=None):
-        import numba
-
-        self.meter = meter or LoadMeter()
-        self.wanted = wanted
-        self.threads = None
-        self.history = []
-        self._numba_before = numba.get_num_threads()
-        self._limits = None
-
-    def update(self):
-        """Re-read the load and set the threads; returns them."""
-        import numba
-        from threadpoolctl import threadpool_limits
-
-        threads = self.meter.free_threads(self.wanted)
-        if threads != self.threads:
-            self.threads = threads
-            self.history.append((threads, self.meter._others))
-            limits = threadpool_limits(limits=threads, user_api="blas")
-            # the first limiter remembers the limits as they were before the governor
-            self._limits = self._limits or limits
-            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        return threads
-
-    def restore(self):
-        """Put back BLAS's and numba's threads as they were before the first update."""
-        import numba
-
-        if self._limits is not None:
-            self._limits.restore_original_limits()
-            self._limits = None
-        numba.set_num_threads(self._numba_before)
-        self.threads = None

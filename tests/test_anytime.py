@@ -174,21 +174,6 @@ def test_a_refit_the_time_left_cannot_pay_for_fits_the_first_folds_rows(monkeypa
         assert search.model_origin_ == "first model" and search.refit_rows_ == 2400
 
 
-def test_the_threads_follow_the_free_cores(monkeypatch):
-    from kernelscale._parallel import LoadMeter, ThreadGovernor
-
-    meter = LoadMeter()
-    meter.cores = 2
-    monkeypatch.setattr(meter, "others", lambda: 1.9)  # two busy loops beside the fit
-    governor = ThreadGovernor(meter)
-    try:
-        assert governor.update() == 1
-        monkeypatch.setattr(meter, "others", lambda: 0.1)
-        assert governor.update() == 2
-    finally:
-        governor.restore()
-
-
 def test_cost_curves_and_the_scheduler_records():
     curve = CostCurve(1.0, 0.5, 1.5, fixed=1.0)
     curve.add(1000, 2.0)

@@ -198,17 +198,14 @@ class Scheduler:
     log : callable or None
         Receives each record's line as the stage ends (the command line's and
         ``verbose``'s report).
-    governor : kernelscale._parallel.ThreadGovernor or None
-        Re-read at every stage's start: BLAS and numba threads from the free cores.
     """
 
-    def __init__(self, budget_s, started, *, log=None, governor=None):
+    def __init__(self, budget_s, started, *, log=None):
         self.budget_s = budget_s
         self.started = started
         self.end = None if budget_s is None else started + float(budget_s)
         self.records = []
         self.log = log
-        self.governor = governor
 
     def left(self):
         """Seconds until the budget's end (``inf`` without a budget)."""
@@ -244,8 +241,6 @@ class Scheduler:
         if until is not None and seconds is not None:
             until = min(until, now() + max(float(seconds), 0.0))
         began = now()
-        if self.governor is not None:
-            self.governor.update()
         with stop_at(until) as stop:
             handle = _Running(stop)
             handle.predicted = predicted

@@ -23,7 +23,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._clock import now
 from .._config import format_bytes, parse_duration
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
-from .._parallel import ThreadGovernor
 from .._planner import falkon_plan, nbytes
 from .._progress import wants_bar
 from .._validation import (
@@ -83,8 +82,7 @@ class KernelSearch(BaseEstimator):
         budget_s = None if self.time_budget is None else parse_duration(self.time_budget)
         state = self._prepare(X, y, sample_weight, classifier)
         log = print_stage if (self.verbose or wants_bar(self.verbose)) else None
-        governor = ThreadGovernor()
-        scheduler = Scheduler(budget_s, started, log=log, governor=governor)
+        scheduler = Scheduler(budget_s, started, log=log)
         self.stages_ = scheduler.records
         self.halving_ = [] if state.settings["halving"] else None
         try:
@@ -99,8 +97,6 @@ class KernelSearch(BaseEstimator):
             warnings.warn(f"Search interrupted: keeping the best of the {state.n_scored} "
                           f"configurations scored so far ({state.best.how}).", UserWarning,
                           stacklevel=3)
-        finally:
-            governor.restore()
         self._finish(state, scheduler)
         return self
 

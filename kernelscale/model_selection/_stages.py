@@ -5,8 +5,6 @@ time the scheduler grants it; what they scored before the time ended is kept.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from .._clock import now
@@ -315,8 +313,6 @@ def _all_rows(search, state, sched, family, space, deadline, run, notes):
             deadline.reserve = refit_seconds(state, records, best_point, deadline.unit)
             # a unit running when the measured refit needs the time is stopped
             run.stop.end = min(run.stop.end, sched.until(deadline.reserve))
-        if sched.governor is not None and threading.current_thread() is threading.main_thread():
-            sched.governor.update()  # the load may have changed: the threads follow it
         bar.update()
         scores = [np.mean(r["scores"]) for r in records]
         best[0] = max(best[0], np.nanmax(scores))
