@@ -94,7 +94,7 @@ class LoadMeter:
     process's own CPU time, over the wall time between them, is the number of
     cores other work used. The benchmarks record it beside every run (a busy
     machine's ratios are not ours). Nothing sets threads from it: beside two busy
-    loops on a 2-core machine, FALKON on 1 thread was 1.26x slower than on 2
+    loops on a 2-core machine, FALKON on 1 thread was 1.17-1.26x slower than on 2
     (benchmarks/bench_threads.py; HISTORY "Threads under load"): each runnable
     thread gets its share of a core, so fewer threads get fewer shares.
 
