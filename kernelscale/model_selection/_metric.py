@@ -19,7 +19,6 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from .._clock import TimeUp, checkpoint, now
@@ -29,7 +28,7 @@ from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
 from ..kernels import RBF, Exponential, Metric, check_metric, check_widths, resolve_gamma
 from ..solvers import gradient_outer_product
 from ._least_squares import ridge_path, whitening
-from ._widths import ridge_targets, split_rows
+from ._widths import is_classification, learning_rows, ridge_targets, split_rows
 
 __all__ = ["KernelMetric", "MetricTimeError"]
 
@@ -200,7 +199,7 @@ class KernelMetric(TransformerMixin, BaseEstimator):
             raise ValueError(f"KernelMetric needs at least 10 rows (it holds some out to "
                              f"choose its rounds); got n_samples={n}.")
         start = self._start(X, d)
-        classification = self._is_classification(y)
+        classification = is_classification(self.task, y)
         rng = check_random_state(self.random_state)
         rows = self._subsample(n, y if classification else None, rng)
         Xs = dense_rows(X[rows], 0, rows.size, np.float64)
@@ -215,12 +214,6 @@ class KernelMetric(TransformerMixin, BaseEstimator):
         self._rounds(Xs, Y, train, valid, grads, centres, start, seconds)
         self._describe(Xs[train])
         return self
-
-    def _is_classification(self, y):
-        if self.task != "auto":
-            return self.task == "classification"
-        kind = type_of_target(y)
-        return kind in ("binary", "multiclass") and np.unique(y).size < 50
 
     def _start(self, X, d):
         if self.init is None:
@@ -242,15 +235,7 @@ class KernelMetric(TransformerMixin, BaseEstimator):
                           f"budget ({format_bytes(budget)}) holds the kernel blocks of only "
                           f"{fits} rows with {m} centres.", UserWarning, stacklevel=3)
             size = fits
-        if size >= n:
-            return np.arange(n)
-        if labels is None:
-            return np.sort(rng.choice(n, size, replace=False))
-        from sklearn.model_selection import train_test_split
-
-        keep, _ = train_test_split(np.arange(n), train_size=size, stratify=labels,
-                                   random_state=rng.randint(2**31 - 1))
-        return np.sort(keep)
+        return learning_rows(n, size, labels, rng)
 
     def _kernel(self):
         return RBF(1.0) if self.kernel == "rbf" else Exponential(1.0)

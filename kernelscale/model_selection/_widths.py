@@ -28,7 +28,8 @@ from .._planner import bytes_up, widths_plan
 from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
 from ..solvers import holdout_loss
 
-__all__ = ["KernelWidths", "WidthsTimeError", "learn_widths", "ridge_targets", "split_rows"]
+__all__ = ["KernelWidths", "WidthsTimeError", "learn_widths", "ridge_targets", "split_rows",
+           "is_classification", "learning_rows"]
 
 # bounds of the search, relative to the starting point (log scale): widths may
 # shrink to 1e-8 of it (a feature ignored) or grow 1e4-fold
@@ -170,7 +171,7 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         if n < _MIN_ROWS:
             raise ValueError(f"KernelWidths needs at least {_MIN_ROWS} rows (it splits them into "
                              f"training, validation and stopping parts); got n_samples={n}.")
-        classification = self._is_classification(y)
+        classification = is_classification(self.task, y)
         rng = check_random_state(self.random_state)
         n_targets = 1 if not classification or np.unique(y).size == 2 else np.unique(y).size
         rows = self._subsample(n, d, n_targets, y if classification else None, rng)
@@ -196,12 +197,6 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    def _is_classification(self, y):
-        if self.task != "auto":
-            return self.task == "classification"
-        kind = type_of_target(y)
-        return kind in ("binary", "multiclass") and np.unique(y).size < 50
-
     def _subsample(self, n, d, n_targets, labels, rng):
         budget = resolve_memory_budget(self.memory_budget)
         size = min(n, self.max_samples)
@@ -218,15 +213,7 @@ class KernelWidths(TransformerMixin, BaseEstimator):
                 f"with {self.n_components} centres; memory_budget >= {bytes_up(plan.total)} "
                 "holds them all.", UserWarning, stacklevel=3)
             size = plan.rows
-        if size >= n:
-            return np.arange(n)
-        if labels is None:
-            return np.sort(rng.choice(n, size, replace=False))
-        from sklearn.model_selection import train_test_split
-
-        keep, _ = train_test_split(np.arange(n), train_size=size, stratify=labels,
-                                   random_state=rng.randint(2**31 - 1))
-        return np.sort(keep)
+        return learning_rows(n, size, labels, rng)
 
     def _optimise(self, theta0, bounds, X, Y, parts, centres, seconds):
         train, validation, stopping = parts
@@ -348,6 +335,28 @@ def ridge_targets(y, classification):
         return Y
     y = np.asarray(y, dtype=np.float64)
     return ((y - y.mean()) / max(float(y.std()), 1e-300))[:, None]
+
+
+def is_classification(task, y):
+    """Whether a learner of ``task`` ("auto", "classification", "regression") classifies
+    ``y``: "auto" takes binary and multiclass targets of fewer than 50 classes."""
+    if task != "auto":
+        return task == "classification"
+    return type_of_target(y) in ("binary", "multiclass") and np.unique(y).size < 50
+
+
+def learning_rows(n, size, labels, rng):
+    """The sorted indices of ``size`` of ``n`` rows (all of them where ``size >= n``),
+    stratified by ``labels`` unless None."""
+    if size >= n:
+        return np.arange(n)
+    if labels is None:
+        return np.sort(rng.choice(n, size, replace=False))
+    from sklearn.model_selection import train_test_split
+
+    keep, _ = train_test_split(np.arange(n), train_size=size, stratify=labels,
+                               random_state=rng.randint(2**31 - 1))
+    return np.sort(keep)
 
 
 def split_rows(n, validation_fraction, rng, labels):
