@@ -71,16 +71,10 @@ def _smooth8(n=200_000):
 
 
 def _planted(n=100_000, d=20):
-    directions = np.linalg.qr(np.random.default_rng(0).normal(size=(d, 2)))[0]
+    from bench_metric import planted
 
-    def draw(rows, seed):
-        rng = np.random.default_rng(seed)
-        X = rng.normal(size=(rows, d))
-        P = X @ directions
-        f = np.sin(2 * P[:, 0]) + np.cos(1.5 * P[:, 1]) * P[:, 0]
-        return X, (f > 0.3).astype(int)
-    X, y = draw(n, 1)
-    X_test, y_test = draw(20_000, 2)
+    X, y, _ = planted(n, 1, d)
+    X_test, y_test, _ = planted(20_000, 2, d)
     return (X, y, X_test, y_test, "classification",
             f"{d} standard-normal columns, the label a smooth function of 2 random directions")
 

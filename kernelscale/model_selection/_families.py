@@ -12,6 +12,7 @@ reads it from :data:`FAMILIES` (``EXACT_SVM.name``, ``FALKON.name``).
 from __future__ import annotations
 
 import warnings
+from abc import ABC, abstractmethod
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def _records(name, records, keys=("scores", "fit_times", "score_times"), **param
              **{k: r[k] for k in keys if k in r}} for r in records]
 
 
-class Family:
+class Family(ABC):
     """One family of the search: its grid, memory, first model, cost and refit.
 
     Attributes
@@ -120,6 +121,7 @@ class Family:
         budget or the size that would do); the plan, where there is one."""
         return None
 
+    @abstractmethod
     def run(self, task, data, folds, space, settings, deadline, on_unit):
         """Cross-validate the family over its grid: ``(records, complete)``.
 
@@ -128,12 +130,11 @@ class Family:
         ``settings``: ``scoring``, ``class_weight``, ``multiclass``, ``tol``,
         ``memory_budget``, ``n_jobs``, ``random_state``.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def model(self, params, settings, task):
         """The unfitted estimator of a configuration ``params``: the model whose CV score
         ``params`` has, with the search's ``settings``."""
-        raise NotImplementedError
 
     def _scorers(self, data, folds, settings, rule):
         classes = data["classes"]
@@ -336,10 +337,14 @@ class _FeatureSVM(Family):
     def _m(self, space, n):
         return min(space["n_components"], n) if self.capped else space["n_components"]
 
+    def _shared(self, space, n):
+        """Its components on ``n`` rows and the bytes of the arrays its grid shares."""
+        m = self._m(space, n)
+        return m, type(self).memory(n, m)
+
     def check_memory(self, task, data, folds, space, settings):
         n = data["X"].shape[0]
-        m = self._m(space, n)
-        need = type(self).memory(n, m)
+        m, need = self._shared(space, n)
         if need > settings["memory_budget"]:
             fits = 1  # the most components whose arrays fit (the need grows with m)
             while fits < m and type(self).memory(n, fits + 1) <= settings["memory_budget"]:
@@ -354,9 +359,7 @@ class _FeatureSVM(Family):
     def run(self, task, data, folds, space, settings, deadline, on_unit):
         s, classes = settings, data["classes"]
         self.check_memory(task, data, folds, space, settings)
-        n = data["X"].shape[0]
-        m = self._m(space, n)
-        need = type(self).memory(n, m)
+        m, need = self._shared(space, data["X"].shape[0])
         # one-vs-rest scores, the rule of ApproxKernelSVC's predict
         scorers = self._scorers(data, folds, s, lambda values: combine_scores(
             values, len(classes), "ovr"))
@@ -374,8 +377,9 @@ class _FeatureSVM(Family):
             on_unit=lambda records: on_unit(record(records)))
         return record(records), complete
 
+    @abstractmethod
     def _map(self, params, settings):
-        raise NotImplementedError
+        """The unfitted feature map of a configuration ``params``."""
 
     def model(self, params, settings, task):
         s = settings
