@@ -30,7 +30,7 @@ from ._validation import MemoryBudgetError
 
 __all__ = ["MemoryPlan", "SLACK_BYTES", "block_rows", "bytes_up", "smo_plan",
            "exact_grid_plan", "falkon_plan", "falkon_grid_plan", "features_plan",
-           "widths_plan", "SMO_TEMPORARY_SHARE", "ROW_CACHE_ADVICE",
+           "widths_plan", "metric_plan", "SMO_TEMPORARY_SHARE", "ROW_CACHE_ADVICE",
            "GIVEN_MATRIX_ADVICE", "SMO_TEMPORARY_MAX", "SMO_BATCH_BYTES", "held_plan",
            "exact_svm_bytes", "exact_matrix_bytes", "dense_workspace_sizes",
            "svm_workspace_bytes", "threads_in_budget", "linear_solver_bytes",
@@ -475,11 +475,8 @@ def widths_plan(*, n, m, d, n_targets, budget):
     4,000 rows, 10 - 40 features, 100 - 400 centres: 1.6 m + 2.7 d per row and
     3.6 m^2, float64.
 
-    Returns
-    -------
-    plan : MemoryPlan
-        ``rows``: the most subsample rows within the budget (at most ``n``); the
-        plan's parts are those of ``n`` rows, so ``fits`` says whether all fit.
+    Returns a plan whose ``rows`` are the most subsample rows within the budget (at most
+    ``n``); its parts are those of ``n`` rows, so ``fits`` says whether all fit.
     """
     per_row = 8 * (2 * m + 3 * d + 2 * n_targets)
     systems = 8 * 4 * m * m
@@ -487,6 +484,15 @@ def widths_plan(*, n, m, d, n_targets, budget):
     return MemoryPlan(f"KernelWidths on {n} rows and {m} centres", budget,
                       {"kernel rows": per_row * n, "m x m systems": systems},
                       choice="rows", rows=min(n, rows), per_row=per_row, systems=systems)
+
+
+def metric_plan(*, n, m, budget):
+    """``KernelMetric``'s subsample rows (at least 20), as :func:`widths_plan`: kernel rows
+    and gradients against the centres (``4 x 8 m`` a row), ``K_mm``'s factors (``48 m^2``)."""
+    per_row, systems = 32 * m, 48 * m * m
+    rows = min(n, int(max(20, (budget - systems) // per_row)))
+    return MemoryPlan(f"KernelMetric on {n} rows and {m} centres", budget, {"kernel rows":
+                      per_row * n, "m x m systems": systems}, choice="rows", rows=rows)
 
 
 def nbytes(*arrays):

@@ -116,6 +116,11 @@ PATHS = {
         8 * MIB, lambda: _classification(12000, d=10),
         lambda d, b: ks.KernelWidths(n_components=100, max_iter=3, memory_budget=b,
                                      random_state=0).fit(*d)),
+    # issue 45: the metric's subsample sized by the planner (metric_plan)
+    "KernelMetric": (
+        4 * MIB, lambda: _classification(12000, d=10),
+        lambda d, b: ks.KernelMetric(n_components=100, n_rounds=2, memory_budget=b,
+                                     random_state=0).fit(*d)),
     "FALKON grid with learned widths": (
         12 * MIB, lambda: _classification(20000, d=20),
         lambda d, b: ks.KernelClassifierCV(families="falkon", gamma_factors=[1.0],

@@ -22,8 +22,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._clock import TimeUp, checkpoint, now
-from .._config import format_bytes, parse_duration
+from .._config import bytes_up, format_bytes, parse_duration
 from .._constraints import VERBOSE, Interval, Options, validate_params
+from .._planner import metric_plan
 from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
 from ..kernels import RBF, Exponential, Metric, check_metric, check_widths, resolve_gamma
 from ..solvers import gradient_outer_product
@@ -225,16 +226,16 @@ class KernelMetric(TransformerMixin, BaseEstimator):
     def _subsample(self, n, labels, rng):
         budget = resolve_memory_budget(self.memory_budget)
         m = self.n_components
-        # the kernel blocks of every row against the centres (float64), and K_mm's factors
-        fits = int(max(20, (budget // 2 - 3 * 8 * m * m) // (8 * m * 2)))
         size = min(n, self.max_samples)
-        if fits < size:
+        plan = metric_plan(n=size, m=m, budget=budget)
+        if plan.rows < size:
             import warnings
 
-            warnings.warn(f"KernelMetric learns on {fits} rows instead of {size}: the memory "
-                          f"budget ({format_bytes(budget)}) holds the kernel blocks of only "
-                          f"{fits} rows with {m} centres.", UserWarning, stacklevel=3)
-            size = fits
+            warnings.warn(f"KernelMetric learns on {plan.rows} rows instead of {size}: the "
+                          f"memory budget ({format_bytes(budget)}) holds the kernel blocks of "
+                          f"only {plan.rows} rows with {m} centres; memory_budget >= "
+                          f"{bytes_up(plan.total)} holds them all.", UserWarning, stacklevel=3)
+            size = plan.rows
         return learning_rows(n, size, labels, rng)
 
     def _kernel(self):
