@@ -464,3 +464,89 @@ def test_the_svm_driver_check_sees_a_loop_outside_the_driver():
             "        self._solve(rows, cache, y_pm, c)\n")
     assert _loops_solving_problems(ast.parse(code)) == [2]
     assert _loops_solving_problems(ast.parse("for p in problems:\n    print(p)\n")) == []
+
+
+#: what a thread scheduler is made of: the search's one runner holds them
+_SCHEDULING = {"ThreadPoolExecutor", "Thread", "Semaphore", "BoundedSemaphore", "Event",
+               "run_with_stop"}
+_RUNNER = "kernelscale/model_selection/_runner.py"
+
+
+def _grid_loops(tree):
+    """``(line, what)`` of a search module's own scheduling: threads, pools, semaphores,
+    events, and grid functions over gamma ``factors`` that neither hand their units to
+    ``run_units`` nor to a grid of the module that does."""
+    found, grids = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if name in _SCHEDULING:
+                found.append((node.lineno, name))
+        if isinstance(node, ast.FunctionDef) and node.name.endswith("_grid") and \
+                "factors" in [a.arg for a in node.args.args + node.args.kwonlyargs]:
+            grids[node.name] = (node.lineno, {_call_name(c) for c in ast.walk(node)
+                                              if isinstance(c, ast.Call)})
+    handing = {"run_units"}
+    while True:
+        more = {name for name, (_, calls) in grids.items() if calls & handing} - handing
+        if not more:
+            break
+        handing |= more
+    found += [(line, f"{name} loops over its gammas itself")
+              for name, (line, _) in grids.items() if name not in handing]
+    return found
+
+
+def test_the_search_has_one_loop_over_grid_units():
+    """Every family's grid hands its gammas to one runner (the deadline, the threads, the
+    kernel slots, a failed unit's warning): no other module of the search schedules."""
+    problems = []
+    for path in sorted((PACKAGE / "model_selection").glob("*.py")):
+        where = str(path.relative_to(ROOT))
+        if where != _RUNNER:
+            problems += [f"{where}:{line}: {what}"
+                         for line, what in _grid_loops(ast.parse(path.read_text()))]
+    assert not problems, "scheduling outside the runner:\n" + "\n".join(problems)
+
+
+def test_the_grid_loop_check_sees_a_scheduler_outside_the_runner():
+    code = ("def svm_grid(X, *, factors):\n"
+            "    slots = threading.BoundedSemaphore(2)\n"
+            "    return [fit(f) for f in factors]\n")
+    assert sorted(_grid_loops(ast.parse(code))) == [
+        (1, "svm_grid loops over its gammas itself"), (2, "BoundedSemaphore")]
+    ok = ("def svm_grid(X, *, factors):\n    return _shared_grid(X, factors=factors)\n"
+          "def _shared_grid(X, *, factors):\n    return run_units(factors, fit)\n")
+    assert _grid_loops(ast.parse(ok)) == []
+
+
+#: the names the search's data, grid and settings travel under
+_SEARCH_INPUTS = {"data", "space", "settings", "part", "fold_settings"}
+
+
+def _inputs_by_key(tree):
+    """Lines where the search's data, grid or settings are read or written by a string key
+    (``data["X"]``): they are dataclasses read by name."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+                isinstance(node.slice.value, str):
+            base = node.value
+            name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", None)
+            if name in _SEARCH_INPUTS:
+                found.append(node.lineno)
+        if isinstance(node, ast.Dict) and any(
+                key is None and getattr(value, "attr", getattr(value, "id", None))
+                in _SEARCH_INPUTS for key, value in zip(node.keys, node.values)):
+            found.append(node.lineno)  # {**space, ...}: a copy as a dict
+    return found
+
+
+def test_the_search_reads_its_data_space_and_settings_by_name():
+    problems = []
+    for path in sorted((PACKAGE / "model_selection").glob("*.py")):
+        problems += [f"{path.relative_to(ROOT)}:{line}"
+                     for line in _inputs_by_key(ast.parse(path.read_text()))]
+    assert not problems, "search inputs indexed by string keys:\n" + "\n".join(problems)
+    assert _inputs_by_key(ast.parse('x = state.data["X"]\ny = {**space, "factors": f}\n')) \
+        == [1, 2]

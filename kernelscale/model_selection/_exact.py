@@ -13,22 +13,21 @@ same stopping rule), so every grid point's cross-validated score is the one
 The work is a queue of units, gamma by gamma: one unit per class pair (all
 folds and every ``C``) when there are many problems, one per (problem, fold)
 when there are few (a binary problem's five folds alone would leave a thread
-idle for the last one). ``n_jobs`` threads take units in order, so the next
-gamma starts while the last folds of the previous one finish; a gamma's
-kernel is computed by the first unit that needs it and dropped after its last,
-and at most as many are held as the memory budget allows.
+idle for the last one). The search's one loop over units
+(:func:`kernelscale.model_selection._runner.run_units`) runs them on ``n_jobs``
+threads in order, so the next gamma starts while the last folds of the previous
+one finish; a gamma's kernel is computed by the first unit that needs it and
+reused by a later gamma after its last, and at most as many are held as the
+memory budget allows.
 """
 
 from __future__ import annotations
 
 import threading
-import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
-from .._clock import now, run_with_stop, stop_at
+from .._clock import now
 from .._planner import (
     exact_grid_plan,
     exact_matrix_bytes,
@@ -46,6 +45,7 @@ from ..solvers import (
     warn_unconverged,
     workspace_bytes,
 )
+from ._runner import SharedUnit, run_units
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_grid_bytes",
            "exact_grid_memory", "exact_kernel_matrix"]
@@ -96,18 +96,74 @@ def _class_order(X, y_index, sample_weight, folds):
     return X[order], y_index[order], sample_weight[order], folds
 
 
-class _Gamma:
-    """One gamma's kernel, its units still to finish, and its solutions."""
+class _ExactUnit(SharedUnit):
+    """One gamma of the grid: its kernel (open), the class pairs and folds (parts) and the
+    scores (close); the matrices of finished gammas are reused by later ones."""
 
-    def __init__(self, rank, factor, n_folds, n_Cs, n_problems, n_units):
-        self.rank = rank
+    def __init__(self, X, D, kernel, fill, fold_problems, folds, Cs, tol, score, shared,
+                 layout, n_classes, multiclass, n_jobs):
+        self.X, self.D, self.kernel, self.fill = X, D, kernel, fill
+        self.fold_problems, self.problems = fold_problems, fold_problems[-1]
+        self.folds, self.Cs, self.tol, self.score = folds, Cs, tol, score
+        self.shared, self.layout = shared, layout
+        self.n_classes, self.multiclass = n_classes, multiclass
+        self.parts = path_units(self.problems, len(folds), n_jobs)
+        # a fresh n x n array costs its page faults on first touch (~0.1 s at 6,000 rows)
+        self.spare = []
+        self.lock = threading.Lock()
+        # each thread's fold blocks reuse its memory from part to part
+        self.spaces = ThreadWorkspaces()
+        self.finished = []  # every closed gamma's solutions (the convergence warning)
+
+    def open(self, factor):
+        g = _Gamma(factor, len(self.folds), len(self.Cs), len(self.problems))
+        with self.lock:
+            out = self.spare.pop() if self.spare else None
+        with _PARALLEL_REGION:
+            t0 = now()
+            if self.D is None:  # without room for the distances: its own GEMM
+                g.K = RBF(self.kernel.gamma * factor).gram(
+                    self.X, dtype=np.float32, memory_budget=self.fill, out=out)
+            else:
+                g.K = self.kernel.from_distances(self.D, factor, out=out)
+            g.exp_s = now() - t0
+        return g
+
+    def solve(self, g, part):
+        p, fold_list = part
+        t0 = now()
+        for f, path in solve_problem_path(g.K, self.fold_problems, p, fold_list, self.Cs,
+                                          tol=self.tol, workspace=self.spaces.get()).items():
+            for c, res in enumerate(path):
+                g.results[f][c][p] = res
+        with self.lock:
+            g.solve_s += now() - t0
+
+    def close(self, g):
+        try:
+            with _PARALLEL_REGION:
+                per_C = _score_gamma(g, self.kernel.gamma, self.Cs, self.folds, self.problems,
+                                     self.n_classes, self.multiclass, self.score, self.shared,
+                                     self.layout)
+        finally:
+            self.drop(g)
+        with self.lock:
+            self.finished.append(g.results)
+        return per_C
+
+    def drop(self, g):
+        with self.lock:
+            if g.K is not None:
+                self.spare.append(g.K)
+            g.K = None
+
+
+class _Gamma:
+    """One gamma's kernel, its timings and its solutions."""
+
+    def __init__(self, factor, n_folds, n_Cs, n_problems):
         self.factor = factor
         self.K = None
-        self.held = False  # a kernel slot is taken for this gamma (released once)
-        self.ready = threading.Lock()
-        self.left = n_units
-        self.skipped = False
-        self.failed = False
         self.solve_s = 0.0
         self.exp_s = 0.0
         self.results = [[[None] * n_problems for _ in range(n_Cs)] for _ in range(n_folds)]
@@ -152,7 +208,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         configurations it served.
     complete : bool
         False when the deadline stopped the grid (the records then hold the
-        gammas completed on every fold).
+        gammas completed on every fold), or a gamma failed.
     """
     ovo = multiclass == "ovo" and len(classes) > 2
     if ovo:
@@ -183,151 +239,23 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
     # where each pair's coefficients go when scoring: the same for every fold and gamma
     layout = OvoLayout(problems, len(classes)) if ovo else None
-    per_gamma = len(path_units(problems, len(folds), n_jobs))
-    gammas = [_Gamma(k, f, len(folds), len(Cs), len(problems), per_gamma)
-              for k, f in enumerate(factors)]
+    unit = _ExactUnit(X, D, kernel, fill, fold_problems, folds, Cs, tol, score,
+                      shared_per_config, layout, len(classes), multiclass, n_jobs)
     # kernels held at once: as many as the plan holds beside the distances and the
     # threads' fold blocks
-    slots = threading.BoundedSemaphore(plan.slots)
-    lock = threading.Lock()
-    records, opened = [], []
-    # the matrices of finished gammas, written over by later ones: a fresh n x n
-    # array costs its page faults on first touch (~0.1 s at 6,000 rows)
-    spare = []
-    # each thread's fold blocks reuse its memory from unit to unit
-    spaces = ThreadWorkspaces()
-
-    # set when a unit fails or the search is interrupted: the other units stop
-    # waiting for kernel slots (a gamma whose units cannot all end never frees its own)
-    abort = threading.Event()
-
-    def take_slot():
-        while not slots.acquire(timeout=0.05):
-            if abort.is_set():
-                return False
-        return True
-
-    def release(g):
-        with lock:
-            held, g.held = g.held, False
-        if held:
-            slots.release()
-
-    def kernel_of(g):
-        with g.ready:
-            if g.K is None and not g.skipped:
-                with lock:
-                    late = opened and deadline is not None and now() > deadline
-                    if late or abort.is_set():
-                        g.skipped = True
-                    else:
-                        opened.append(g)
-                if not g.skipped:
-                    if not take_slot():
-                        g.skipped = True
-                        return None
-                    g.held = True
-                    with lock:
-                        out = spare.pop() if spare else None
-                    with _PARALLEL_REGION:
-                        t0 = now()
-                        if D is None:
-                            g.K = RBF(gamma_ref * g.factor).gram(
-                                X, dtype=np.float32, memory_budget=fill, out=out)
-                        else:
-                            g.K = kernel.from_distances(D, g.factor, out=out)
-                        g.exp_s = now() - t0
-        return g.K
-
-    def run(g, p, fold_list):
-        if abort.is_set() or g.failed:
-            return
-        try:
-            K = kernel_of(g)
-            if g.skipped or g.failed or abort.is_set():
-                return
-            t0 = now()
-            for f, path in solve_problem_path(K, fold_problems, p, fold_list, Cs, tol=tol,
-                                              workspace=spaces.get()).items():
-                for c, res in enumerate(path):
-                    g.results[f][c][p] = res
-            with lock:
-                g.solve_s += now() - t0
-                g.left -= 1
-                last = g.left == 0
-            if last:
-                finish(g)
-        except Exception as error:
-            # this gamma can no longer finish: its configurations are dropped (once, with
-            # a warning), its slot freed; the other gammas go on
-            with lock:
-                first, g.failed = not g.failed, True
-            g.skipped = True
-            release(g)
-            if first:
-                warnings.warn(f"the exact SVM's grid: the gamma factor {g.factor:.4g} failed "
-                              f"({type(error).__name__}: {error}); its configurations are "
-                              "dropped and the search goes on.", UserWarning, stacklevel=2)
-        except BaseException:
-            # a time budget's stop or Ctrl-C: every unit stops (those waiting for a kernel
-            # slot see abort, those solving see the cancelled stop at a checkpoint)
-            abort.set()
-            pool_stop.cancel()
-            g.skipped = True
-            release(g)
-            raise
-
-    def finish(g):
-        try:
-            with _PARALLEL_REGION:
-                per_C = _score_gamma(g, gamma_ref, Cs, folds, problems, len(classes),
-                                     multiclass, score, shared_per_config, layout)
-        finally:
-            with lock:
-                spare.append(g.K)
-            g.K = None
-            release(g)
-        with lock:
-            records.extend(per_C)
-            if on_unit is not None:
-                on_unit(list(records))
-
-    units = [(g, *unit) for g in gammas for unit in path_units(problems, len(folds), n_jobs)]
-    # the solving threads' stop: the caller's time budget, and cancelled when a unit
-    # stops or the search is interrupted (worker threads do not inherit the caller's)
-    with stop_at() as pool_stop:
-        if n_jobs == 1:
-            for unit in units:
-                run(*unit)
-        else:
-            # one BLAS thread each: the threads are busy solving, and BLAS's own idle
-            # threads spin on the cores they need (measured: 20% more CPU time)
-            with threadpool_limits(limits=1, user_api="blas"):
-                pool = ThreadPoolExecutor(n_jobs)
-                try:
-                    for future in [pool.submit(run_with_stop, pool_stop, run, *unit)
-                                   for unit in units]:
-                        future.result()  # a stop (or Ctrl-C) is raised here
-                except BaseException:
-                    abort.set()
-                    pool_stop.cancel()
-                    raise
-                finally:
-                    # the units not started are dropped, the running ones end (a unit
-                    # waiting for a kernel slot sees abort and returns)
-                    pool.shutdown(wait=True, cancel_futures=True)
-    warn_unconverged([r for g in gammas if not g.skipped for fold in g.results
-                      for path in fold for r in path], tol)
-    # in the order of the factors (threads may finish gammas out of it)
-    records.sort(key=lambda r: (r["rank"], r["C"]))
-    return records, not any(g.skipped for g in gammas)
+    records, complete = run_units(factors, unit, n_jobs=n_jobs, slots=plan.slots,
+                                  deadline=deadline, on_unit=on_unit,
+                                  what="the exact SVM's grid")
+    warn_unconverged([r for results in unit.finished for fold in results for path in fold
+                      for r in path], tol)
+    return records, complete
 
 
 def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score, shared,
                  layout):
     """The records of one gamma: every fold's validation score for every C."""
     per_C = [{"gamma": gamma_ref * g.factor, "C": float(C), "scores": [], "fit_times": [],
-              "score_times": [], "n_iter": 0, "rank": g.rank} for C in Cs]
+              "score_times": [], "n_iter": 0} for C in Cs]
     iterations = np.array([[sum(r["n_iter"] for r in g.results[f][c]) for c in range(len(Cs))]
                            for f in range(len(folds))], dtype=float)
     share = iterations / max(iterations.sum(), 1.0)

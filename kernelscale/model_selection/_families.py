@@ -111,9 +111,9 @@ class Family(ABC):
     def middle_point(self, space, settings):
         """The grid's configuration nearest the defaults: the middle gamma and ``C``
         nearest 1 (``cv_results_``'s ``params`` form)."""
-        Cs = np.asarray(space["Cs"], dtype=np.float64)
-        return {"family": self.name, "gamma": float(space["gamma_ref"] *
-                                                    middle_out(space["factors"])[0]),
+        Cs = np.asarray(space.Cs, dtype=np.float64)
+        return {"family": self.name, "gamma": float(space.gamma_ref *
+                                                    middle_out(space.factors)[0]),
                 "C": float(Cs[np.argmin(np.abs(np.log(Cs)))])}
 
     def check_memory(self, task, data, folds, space, settings):
@@ -125,10 +125,10 @@ class Family(ABC):
     def run(self, task, data, folds, space, settings, deadline, on_unit):
         """Cross-validate the family over its grid: ``(records, complete)``.
 
-        ``data``: ``X``, ``y``, ``y_index``, ``classes``, ``sample_weight``;
-        ``space``: ``gamma_ref``, ``factors``, ``Cs``, ``alphas``, ``n_components``;
-        ``settings``: ``scoring``, ``class_weight``, ``multiclass``, ``tol``,
-        ``memory_budget``, ``n_jobs``, ``random_state``.
+        ``data``, ``space`` and ``settings`` are the search's
+        :class:`~kernelscale.model_selection._inputs.SearchData`,
+        :class:`~kernelscale.model_selection._inputs.SearchSpace` and
+        :class:`~kernelscale.model_selection._inputs.SearchSettings`.
         """
 
     @abstractmethod
@@ -137,8 +137,8 @@ class Family(ABC):
         ``params`` has, with the search's ``settings``."""
 
     def _scorers(self, data, folds, settings, rule):
-        classes = data["classes"]
-        return [_scorer(settings["scoring"], data["y"][val], rule, classes) for _, val in folds]
+        classes = data.classes
+        return [_scorer(settings.scoring, data.y[val], rule, classes) for _, val in folds]
 
 
 class ExactSVM(Family):
@@ -152,14 +152,14 @@ class ExactSVM(Family):
     refit_power = 2.0
 
     def check_memory(self, task, data, folds, space, settings):
-        s, n = settings, data["X"].shape[0]
+        s, n = settings, data.X.shape[0]
         # the matrix grid holds one kernel and a solving thread's copy of its fold blocks
-        plan = exact_grid_memory(data["y_index"], data["classes"], data["sample_weight"],
-                                 folds, s["class_weight"], s["multiclass"], s["n_jobs"],
-                                 s["memory_budget"])
-        if plan.choice == "rows" and CACHE_SHARE * s["memory_budget"] < 8 * n:
+        plan = exact_grid_memory(data.y_index, data.classes, data.sample_weight,
+                                 folds, s.class_weight, s.multiclass, s.n_jobs,
+                                 s.memory_budget)
+        if plan.choice == "rows" and CACHE_SHARE * s.memory_budget < 8 * n:
             raise MemoryBudgetError(
-                f"memory_budget ({format_bytes(s['memory_budget'])}) cannot hold two "
+                f"memory_budget ({format_bytes(s.memory_budget)}) cannot hold two "
                 f"kernel rows of {n} values in the exact SVM's row cache "
                 f"({CACHE_SHARE:.0%} of the budget); give memory_budget >= "
                 f"{format_bytes(8 * n / CACHE_SHARE)} (ideally hundreds of rows: "
@@ -167,45 +167,45 @@ class ExactSVM(Family):
         return plan
 
     def run(self, task, data, folds, space, settings, deadline, on_unit):
-        s, X, classes = settings, data["X"], data["classes"]
+        s, X, classes = settings, data.X, data.classes
         plan = self.check_memory(task, data, folds, space, settings)
         shared = plan.choice != "rows"
         if not shared:
             warnings.warn(
                 f"The exact SVM's kernel matrix for {X.shape[0]} rows and a solving thread's "
                 f"fold blocks need {format_bytes(plan.least)}, over the memory budget "
-                f"({format_bytes(s['memory_budget'])}): the grid reads kernel rows through a "
+                f"({format_bytes(s.memory_budget)}): the grid reads kernel rows through a "
                 f"cache shared by the folds and the values of C (slower); memory_budget >= "
                 f"{format_bytes(plan.least)} holds the matrix, >= "
                 f"{format_bytes(plan.shared)} also shares the distances across "
                 "gammas.", UserWarning, stacklevel=5)
         scorers = self._scorers(data, folds, s, lambda values: combine_scores(
-            values, len(classes), s["multiclass"], s["break_ties"]))
+            values, len(classes), s.multiclass, s.break_ties))
 
         def record(records):
             return _records(self.name, records, C="C")
-        options = dict(gamma_ref=space["gamma_ref"], factors=middle_out(space["factors"]),
-                       Cs=space["Cs"], class_weight=s["class_weight"],
-                       multiclass=s["multiclass"], tol=s["tol"],
+        options = dict(gamma_ref=space.gamma_ref, factors=middle_out(space.factors),
+                       Cs=space.Cs, class_weight=s.class_weight,
+                       multiclass=s.multiclass, tol=s.tol,
                        score=lambda f, values: scorers[f](values),
-                       memory_budget=s["memory_budget"], deadline=deadline,
+                       memory_budget=s.memory_budget, deadline=deadline,
                        on_unit=lambda records: on_unit(record(records)))
         if shared:
             records, complete = exact_svm_grid(
-                X, data["y_index"], classes, data["sample_weight"], folds,
-                n_jobs=s["n_jobs"], **options)
+                X, data.y_index, classes, data.sample_weight, folds,
+                n_jobs=s.n_jobs, **options)
         else:
             records, complete = exact_svm_rows_grid(
-                X, data["y_index"], classes, data["sample_weight"], folds, **options)
+                X, data.y_index, classes, data.sample_weight, folds, **options)
         return record(records), complete
 
     def model(self, params, settings, task):
         s = settings
-        return KernelSVC(C=params["C"], gamma=params["gamma"], class_weight=s["class_weight"],
-                         multiclass=s["multiclass"], break_ties=s["break_ties"],
-                         probability=s.get("probability", False),
-                         random_state=s["random_state"] if s.get("probability") else None,
-                         memory_budget=s["memory_budget"], n_jobs=s["n_jobs"])
+        return KernelSVC(C=params["C"], gamma=params["gamma"], class_weight=s.class_weight,
+                         multiclass=s.multiclass, break_ties=s.break_ties,
+                         probability=s.probability,
+                         random_state=s.random_state if s.probability else None,
+                         memory_budget=s.memory_budget, n_jobs=s.n_jobs)
 
 
 class Falkon(Family):
@@ -224,45 +224,45 @@ class Falkon(Family):
 
     def middle_point(self, space, settings):
         """The middle gamma, the alpha nearest float32's floor (a float32 refit scores it)."""
-        alphas = np.asarray(space["alphas"], dtype=np.float64)
-        target = FLOAT32_PENALTY_FLOOR * settings["weight_total"]
+        alphas = np.asarray(space.alphas, dtype=np.float64)
+        target = FLOAT32_PENALTY_FLOOR * settings.weight_total
         alpha = float(alphas[np.argmin(np.abs(np.log(alphas / target)))])
         return {"family": self.name,
-                "gamma": float(space["gamma_ref"] * middle_out(space["factors"])[0]),
-                "alpha": alpha, "n_components": int(space["n_components"]),
-                "dtype": refit_dtype(alpha, settings["dtype"], settings["weight_total"])}
+                "gamma": float(space.gamma_ref * middle_out(space.factors)[0]),
+                "alpha": alpha, "n_components": int(space.n_components),
+                "dtype": refit_dtype(alpha, settings.dtype, settings.weight_total)}
 
     @staticmethod
     def _n_targets(task, data):
         if task == "classifier":
-            return len(data["classes"]) if len(data["classes"]) > 2 else 1
-        return 1 if data["y"].ndim == 1 else data["y"].shape[1]
+            return len(data.classes) if len(data.classes) > 2 else 1
+        return 1 if data.y.ndim == 1 else data.y.shape[1]
 
     def check_memory(self, task, data, folds, space, settings):
-        X = data["X"]
-        m = min(space["n_components"], X.shape[0])
+        X = data.X
+        m = min(space.n_components, X.shape[0])
         return falkon_grid_memory(X, m, len(folds), self._n_targets(task, data),
-                                  len(space["alphas"]), settings["memory_budget"])[0]
+                                  len(space.alphas), settings.memory_budget)[0]
 
     def run(self, task, data, folds, space, settings, deadline, on_unit):
-        s, X = settings, data["X"]
+        s, X = settings, data.X
         self.check_memory(task, data, folds, space, settings)
         if task == "classifier":
-            classes = data["classes"]
-            Y = plus_minus_targets(data["y_index"], len(classes))
+            classes = data.classes
+            Y = plus_minus_targets(data.y_index, len(classes))
             # one column (sign) for two classes, as the classifier predicts
             scorers = self._scorers(data, folds, s, lambda values: combine_scores(
                 values, len(classes), "ovr"))
         else:
-            y = np.asarray(data["y"], dtype=np.float64)
+            y = np.asarray(data.y, dtype=np.float64)
             Y = y[:, None] if y.ndim == 1 else y
-            scorers = [_scorer(s["scoring"], y[val]) for _, val in folds]
+            scorers = [_scorer(s.scoring, y[val]) for _, val in folds]
         weights = []
         for train, _ in folds:
             w = np.zeros(X.shape[0])
-            w[train] = base_weights(s["class_weight"], data["classes"], data["y_index"][train],
-                                    data["sample_weight"][train])[0] \
-                if task == "classifier" else data["sample_weight"][train]
+            w[train] = base_weights(s.class_weight, data.classes, data.y_index[train],
+                                    data.sample_weight[train])[0] \
+                if task == "classifier" else data.sample_weight[train]
             weights.append(w)
 
         def record(records):
@@ -272,18 +272,18 @@ class Falkon(Family):
             return _records(self.name, records,
                             ("scores", "fit_times", "score_times", "values"),
                             alpha="alpha", n_components="n_components",
-                            dtype=lambda r: refit_dtype(r["alpha"], s["dtype"],
-                                                        s["weight_total"]))
+                            dtype=lambda r: refit_dtype(r["alpha"], s.dtype,
+                                                        s.weight_total))
         # the space's penalties are every row's: on a subsample, scaled to its rows (the
         # records carry every row's, as every point does)
-        scale = penalty_on_rows(float(data["sample_weight"].sum()), s["weight_total"])
-        alphas = np.asarray(space["alphas"], dtype=np.float64) * scale
+        scale = penalty_on_rows(float(data.sample_weight.sum()), s.weight_total)
+        alphas = np.asarray(space.alphas, dtype=np.float64) * scale
         records, complete = falkon_grid(
-            X, Y, weights, folds, gamma_ref=space["gamma_ref"],
-            factors=middle_out(space["factors"]), alphas=alphas,
-            n_components=min(space["n_components"], X.shape[0]),
-            random_state=s["random_state"], score=lambda f, values: scorers[f](values),
-            memory_budget=s["memory_budget"], deadline=deadline,
+            X, Y, weights, folds, gamma_ref=space.gamma_ref,
+            factors=middle_out(space.factors), alphas=alphas,
+            n_components=min(space.n_components, X.shape[0]),
+            random_state=s.random_state, score=lambda f, values: scorers[f](values),
+            memory_budget=s.memory_budget, deadline=deadline,
             on_unit=lambda records: on_unit(record(records)),
             keep_values=task == "classifier")
         return record(records), complete
@@ -293,13 +293,13 @@ class Falkon(Family):
         if task == "regressor":
             return NystromKernelRidge(n_components=params["n_components"],
                                       gamma=params["gamma"], alpha=params["alpha"],
-                                      dtype=params["dtype"], memory_budget=s["memory_budget"],
-                                      random_state=s["random_state"])
+                                      dtype=params["dtype"], memory_budget=s.memory_budget,
+                                      random_state=s.random_state)
         return NystromKernelRidgeClassifier(
             n_components=params["n_components"], gamma=params["gamma"], alpha=params["alpha"],
-            dtype=params["dtype"], class_weight=s["class_weight"],
-            memory_budget=s["memory_budget"], probability=s.get("probability", False),
-            random_state=s["random_state"])
+            dtype=params["dtype"], class_weight=s.class_weight,
+            memory_budget=s.memory_budget, probability=s.probability,
+            random_state=s.random_state)
 
 
 def penalty_on_rows(rows, reference_rows):
@@ -332,10 +332,10 @@ class _FeatureSVM(Family):
 
     def middle_point(self, space, settings):
         return {**super().middle_point(space, settings),
-                "n_components": int(space["n_components"])}
+                "n_components": int(space.n_components)}
 
     def _m(self, space, n):
-        return min(space["n_components"], n) if self.capped else space["n_components"]
+        return min(space.n_components, n) if self.capped else space.n_components
 
     def _shared(self, space, n):
         """Its components on ``n`` rows and the bytes of the arrays its grid shares."""
@@ -343,23 +343,23 @@ class _FeatureSVM(Family):
         return m, type(self).memory(n, m)
 
     def check_memory(self, task, data, folds, space, settings):
-        n = data["X"].shape[0]
+        n = data.X.shape[0]
         m, need = self._shared(space, n)
-        if need > settings["memory_budget"]:
+        if need > settings.memory_budget:
             fits = 1  # the most components whose arrays fit (the need grows with m)
-            while fits < m and type(self).memory(n, fits + 1) <= settings["memory_budget"]:
+            while fits < m and type(self).memory(n, fits + 1) <= settings.memory_budget:
                 fits += 1
             raise ValueError(
                 f"The {self.name} family's shared arrays for {n} rows x {m} {self.what} need "
                 f"{format_bytes(need)}, over memory_budget "
-                f"({format_bytes(settings['memory_budget'])}): give memory_budget >= "
+                f"({format_bytes(settings.memory_budget)}): give memory_budget >= "
                 f"{format_bytes(need)} or n_components <= {fits}.")
         return None
 
     def run(self, task, data, folds, space, settings, deadline, on_unit):
-        s, classes = settings, data["classes"]
+        s, classes = settings, data.classes
         self.check_memory(task, data, folds, space, settings)
-        m, need = self._shared(space, data["X"].shape[0])
+        m, need = self._shared(space, data.X.shape[0])
         # one-vs-rest scores, the rule of ApproxKernelSVC's predict
         scorers = self._scorers(data, folds, s, lambda values: combine_scores(
             values, len(classes), "ovr"))
@@ -367,13 +367,13 @@ class _FeatureSVM(Family):
         def record(records):
             return _records(self.name, records, C="C", n_components="n_components")
         records, complete = type(self).grid(
-            data["X"], data["y_index"], classes, data["sample_weight"], folds,
-            gamma_ref=space["gamma_ref"], factors=middle_out(space["factors"]), Cs=space["Cs"],
-            n_components=m, class_weight=s["class_weight"], random_state=s["random_state"],
+            data.X, data.y_index, classes, data.sample_weight, folds,
+            gamma_ref=space.gamma_ref, factors=middle_out(space.factors), Cs=space.Cs,
+            n_components=m, class_weight=s.class_weight, random_state=s.random_state,
             score=lambda f, values: scorers[f](values),
             # the solver's row blocks get what the shared arrays leave
-            memory_budget=max(s["memory_budget"] - need, 2**20),
-            n_jobs=s["n_jobs"], deadline=deadline,
+            memory_budget=max(s.memory_budget - need, 2**20),
+            n_jobs=s.n_jobs, deadline=deadline,
             on_unit=lambda records: on_unit(record(records)))
         return record(records), complete
 
@@ -384,11 +384,11 @@ class _FeatureSVM(Family):
     def model(self, params, settings, task):
         s = settings
         return ApproxKernelSVC(feature_map=self._map(params, s), C=params["C"],
-                               class_weight=s["class_weight"],
+                               class_weight=s.class_weight,
                                solver=nystrom_svm_solver(params["n_components"]),
-                               probability=s.get("probability", False),
-                               memory_budget=s["memory_budget"],
-                               random_state=s["random_state"])
+                               probability=s.probability,
+                               memory_budget=s.memory_budget,
+                               random_state=s.random_state)
 
 
 class NystromSVM(_FeatureSVM):
@@ -403,7 +403,7 @@ class NystromSVM(_FeatureSVM):
         # the landmarks the search drew: the same draw from the same rows and seed
         return Nystroem(n_components=params["n_components"], gamma=params["gamma"],
                         decomposition="eigh", rcond=NYSTROM_RCOND,
-                        random_state=settings["random_state"])
+                        random_state=settings.random_state)
 
 
 class RFFSVM(_FeatureSVM):
@@ -420,7 +420,7 @@ class RFFSVM(_FeatureSVM):
         # the draw the search made: the same frequencies and phases from the same seed
         return RandomFourierFeatures(n_components=params["n_components"],
                                      gamma=params["gamma"],
-                                     random_state=settings["random_state"])
+                                     random_state=settings.random_state)
 
 
 #: every family by name

@@ -102,8 +102,8 @@ def first_model(search, state, sched):
     curve = state.fit_curve = CostCurve(*FAMILIES[family].fit_growth, warmup=True)
     state.fit_family, state.fit_point = family, point
     train = state.train0
-    labels = state.data["y_index"]
-    seed = state.settings["random_state"]
+    labels = state.data.y_index
+    seed = state.settings.random_state
     seconds = None if sched.end is None else \
         max(FIRST_SHARE * sched.budget_s, min(FIRST_LEAST_SECONDS, 0.15 * sched.budget_s))
     # the first fit is small: it carries the one-time costs (numba compiling its kernels
@@ -163,7 +163,7 @@ def _refuse_if_over(search, sched, family, rows, state):
 
 
 def describe(point, state):
-    factor = point["gamma"] / state.space["gamma_ref"]
+    factor = point["gamma"] / state.space.gamma_ref
     text = f"gamma x {factor:.3g}"
     if "C" in point:
         text += f", C={point['C']:.3g}"
@@ -222,9 +222,9 @@ def refit_seconds(state, records, point, unit_seconds=0.0):
             seconds *= 2.0
     else:
         seconds = refit_reserve(family, [r for r in records if r["params"]["family"] == family],
-                                unit_seconds, n / n_train, state.data["X"].shape,
-                                state.settings["memory_budget"])
-    if state.settings.get("probability"):  # the calibration's 5 internal fits
+                                unit_seconds, n / n_train, state.data.X.shape,
+                                state.settings.memory_budget)
+    if state.settings.probability:  # the calibration's 5 internal fits
         seconds *= 1 + 5 * (n_train / n)
     return REFIT_SAFETY * seconds
 

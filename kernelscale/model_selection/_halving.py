@@ -44,19 +44,16 @@ def halving_schedule(n_rows, n_factors, eta, min_rows):
 
 def subsample_data(data, size, seed, stratify):
     """``data`` on a random (stratified) subsample of ``size`` rows, in their order."""
-    rows = np.arange(data["X"].shape[0])
-    keep, _ = train_test_split(rows, train_size=size, random_state=seed,
-                               stratify=data["y_index"] if stratify else None)
-    keep = np.sort(keep)
-    return {k: (v[keep] if k in ("X", "raw_X", "y", "y_index", "sample_weight") and v is not None
-                else v) for k, v in data.items()}
+    keep, _ = train_test_split(np.arange(data.n), train_size=size, random_state=seed,
+                               stratify=data.y_index if stratify else None)
+    return data.take(np.sort(keep))
 
 
 def subsample_folds(part, n_splits, seed, classifier):
     """Shuffled (stratified) folds of a subsample."""
     splitter = (StratifiedKFold if classifier else KFold)(n_splits, shuffle=True,
                                                           random_state=seed)
-    return list(splitter.split(part["X"], part["y"]))
+    return list(splitter.split(part.X, part.y))
 
 
 def _best_by_gamma(records, gamma_ref):
@@ -79,7 +76,7 @@ def screen_families(run_family, task, families, data, space, settings, *, rows, 
         unscored is absent.
     """
     classifier = task == "classifier"
-    seed = settings["random_state"]
+    seed = settings.random_state
     part = subsample_data(data, rows, seed, classifier)
     folds = subsample_folds(part, n_splits, seed, classifier)
     best = {}
@@ -92,7 +89,7 @@ def screen_families(run_family, task, families, data, space, settings, *, rows, 
         top = max(records, key=lambda r: float(np.mean(r["scores"])))
         best[family] = {"params": dict(top["params"]), "score": float(np.mean(top["scores"]))}
         log({"stage": "families", "family": family, "rows": rows,
-             "gammas": len(_best_by_gamma(records, space["gamma_ref"])), "kept": 1,
+             "gammas": len(_best_by_gamma(records, space.gamma_ref)), "kept": 1,
              "best_score": best[family]["score"], "best_params": best[family]["params"],
              "seconds": now() - start})
     return best
@@ -111,24 +108,24 @@ def screen_gammas(run_family, task, family, data, space, settings, *, n_splits, 
     as it ends (a time budget that ends later keeps the last).
     """
     classifier = task == "classifier"
-    n = data["X"].shape[0]
-    p_min = np.bincount(data["y_index"]).min() / n if classifier else 1.0
+    n = data.X.shape[0]
+    p_min = np.bincount(data.y_index).min() / n if classifier else 1.0
     min_rows = max(500, int(np.ceil(4 * n_splits / p_min)))
-    seed = settings["random_state"]
-    factors = list(space["factors"])
+    seed = settings.random_state
+    factors = list(space.factors)
     for size in halving_schedule(n, len(factors), eta, min_rows):
         if afford is not None and not afford(size, len(factors)):
             break
         start = now()
         part = subsample_data(data, size, seed, classifier)
         folds = subsample_folds(part, n_splits, seed, classifier)
-        records, _ = run_family(family, task, part, folds, {**space, "factors": factors},
+        records, _ = run_family(family, task, part, folds, space.with_factors(factors),
                                 settings, deadline, lambda records: None)
         if not records:  # every gamma failed (each with its warning)
             break
         if keep is not None:
             keep(records, size)
-        best = _best_by_gamma(records, space["gamma_ref"])
+        best = _best_by_gamma(records, space.gamma_ref)
         ranked = sorted(best, key=lambda f: -best[f])
         kept = ranked[:max(1, math.ceil(len(factors) / eta))]
         log({"stage": "gammas", "family": family, "rows": size, "gammas": len(best),

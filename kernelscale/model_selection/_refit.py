@@ -42,7 +42,7 @@ def _winner(records):
 
 
 def _describe(point, state):
-    text = f"{point['family']}, gamma x {point['gamma'] / state.space['gamma_ref']:.3g}"
+    text = f"{point['family']}, gamma x {point['gamma'] / state.space.gamma_ref:.3g}"
     for key in ("C", "alpha"):
         if key in point:
             text += f", {key}={point[key]:.3g}"
@@ -154,16 +154,16 @@ def _on_every_row(search, state, sched, winner, predicted):
         # where KernelSVC's own plan holds the matrix, the grid's distances make it bit
         # for bit the kernel the search scored
         if point["family"] == EXACT_SVM.name:
-            factor = point["gamma"] / state.space["gamma_ref"]
+            factor = point["gamma"] / state.space.gamma_ref
             extra = {"kernel_matrix": lambda budget: exact_kernel_matrix(
-                data["X"], state.space["gamma_ref"], factor, budget)}
+                data.X, state.space.gamma_ref, factor, budget)}
         began = now()
-        model.fit(state.raw_X, data["y"], data["sample_weight"], **extra)
+        model.fit(state.raw_X, data.y, data.sample_weight, **extra)
         took = now() - began
         calibration = None
         if "values" in winner:  # FALKON's out-of-fold scores: its probabilities, for free
-            calibration = fold_calibration(winner["values"], data["y_index"],
-                                           len(data["classes"]))
+            calibration = fold_calibration(winner["values"], data.y_index,
+                                           len(data.classes))
         candidate = Candidate(model, params, dict(point), float(winner["scores"][0]),
                               float(np.mean(winner["scores"])), n, "refit", calibration)
         state.consider(candidate)
@@ -189,7 +189,7 @@ def _held_on_every_row(search, state, sched, why):
     with sched.stage("refit", predicted=predicted) as run:
         model, params = model_on(search, state, held.point, state.n)
         began = now()
-        model.fit(state.raw_X, state.data["y"], state.data["sample_weight"])
+        model.fit(state.raw_X, state.data.y, state.data.sample_weight)
         state.consider(Candidate(model, params, held.point, held.score, held.cv_score,
                                  state.n, held.how + ", refitted"))
         run.note = (f"{why}: its configuration ({_describe(held.point, state)}) refitted on "
@@ -219,8 +219,8 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
                             f"{held.rows} rows stands", predicted=curve.predict(train.size))
         return
     with sched.stage("refit", predicted=curve.predict(rows)) as run:
-        part = subsample_rows(train, rows, state.data["y_index"],
-                              state.settings["random_state"])
+        part = subsample_rows(train, rows, state.data.y_index,
+                              state.settings.random_state)
         model, params = model_on(search, state, point, part.size)
         took = state.fit_on(model, part)
         _measured(state, point, part.size, took)
@@ -240,9 +240,9 @@ def _fold_settings(state):
     """Settings of a fit on the first fold: uncalibrated, its budget less the fold's copy."""
     train, test = state.train0, state.valid0
     settings = state.settings
-    copy = nbytes(state.data["X"][:1]) * (len(train) + len(test))
-    held_plan("a fit on the first fold", settings["memory_budget"], {"the fold's rows": copy})
-    return {**settings, "probability": False, "memory_budget": settings["memory_budget"] - copy}
+    copy = nbytes(state.data.X[:1]) * (len(train) + len(test))
+    held_plan("a fit on the first fold", settings.memory_budget, {"the fold's rows": copy})
+    return settings.replace(probability=False, memory_budget=settings.memory_budget - copy)
 
 
 def challenge(search, state, sched):
@@ -256,7 +256,7 @@ def challenge(search, state, sched):
                                  "another family under a time budget")
         return
     space, data = state.space, state.data
-    defaults = {"family": EXACT_SVM.name, "gamma": space["gamma_ref"], "C": 1.0}
+    defaults = {"family": EXACT_SVM.name, "gamma": space.gamma_ref, "C": 1.0}
     candidates = [("at its defaults (C=1)", defaults)]
     screened = getattr(state, "screen", None)
     if screened and EXACT_SVM.name in screened:
@@ -264,7 +264,7 @@ def challenge(search, state, sched):
         if not (np.isclose(top["gamma"], defaults["gamma"]) and top["C"] == 1.0):
             candidates.insert(0, (
                 f"at its best on the family screen (C={top['C']:.4g}, gamma x "
-                f"{top['gamma'] / space['gamma_ref']:.4g})", top))
+                f"{top['gamma'] / space.gamma_ref:.4g})", top))
     scored = best.score
     fold = (state.train0, state.valid0)
     with sched.stage("challenger") as run:
@@ -272,10 +272,10 @@ def challenge(search, state, sched):
         step = None
         for how, params in candidates:  # noqa: B007 (``how`` describes the last one tried)
             steps = []
-            exact_challenger(lambda p=params: classifier_model(p, fold_settings), data["X"],
-                             data["y"], data["sample_weight"], fold, scored,
+            exact_challenger(lambda p=params: classifier_model(p, fold_settings), data.X,
+                             data.y, data.sample_weight, fold, scored,
                              scoring=search.scoring, task=state.task, end=run.until,
-                             seed=state.settings["random_state"], log=steps.append)
+                             seed=state.settings.random_state, log=steps.append)
             step = {**steps[0], "params": params, "winner_score": scored}
             search.challenger_ = step
             if step["score"] is not None:
@@ -283,7 +283,7 @@ def challenge(search, state, sched):
         run.note = _challenger_note(search, state, step, how, scored)
         if step["won"]:
             model, raw = model_on(search, state, params, state.n)
-            model.fit(state.raw_X, data["y"], data["sample_weight"])
+            model.fit(state.raw_X, data.y, data.sample_weight)
             state.n_scored += 1
             state.consider(Candidate(model, raw, dict(params), step["score"], None, state.n,
                                      "challenger"))
@@ -321,18 +321,18 @@ def grow(search, state, sched):
     steps = []
     with sched.stage("growth") as run:
         fold_settings = _fold_settings(state)
-        dtype = point.get("dtype") or state.data["X"].dtype
+        dtype = point.get("dtype") or state.data.X.dtype
         itemsize = 4 if np.dtype(dtype) == np.float32 else 8
 
         def make_model(m):  # on the columns the grid scored (scaled by the widths)
             return search._best_model({**point, "n_components": m}, fold_settings)[0]
         search.capacity_ = steps
         m = grow_centres(
-            make_model, state.data["X"], state.data["y"], state.data["sample_weight"],
+            make_model, state.data.X, state.data.y, state.data.sample_weight,
             (state.train0, state.valid0), best.score, m=point["n_components"],
             scoring=search.scoring, task=state.task, end=run.until, refit_seconds=refit_s,
-            memory_budget=state.settings["memory_budget"],
-            fold_budget=fold_settings["memory_budget"], itemsize=itemsize, log=steps.append)
+            memory_budget=state.settings.memory_budget,
+            fold_budget=fold_settings.memory_budget, itemsize=itemsize, log=steps.append)
         state.n_scored += len(steps)
         tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
                           for s in steps)
@@ -345,7 +345,7 @@ def grow(search, state, sched):
             f"the grid's {point['n_components']}, then {tried})")
         grown = {**point, "n_components": m}
         model, params = model_on(search, state, grown, state.n)
-        model.fit(state.raw_X, state.data["y"], state.data["sample_weight"])
+        model.fit(state.raw_X, state.data.y, state.data.sample_weight)
         kept = [s for s in steps if s["kept"]]
         # the grid's configuration with more centres: best_index_ stays the grid's point
         state.consider(Candidate(model, params, dict(best.point), kept[-1]["score"], None,

@@ -113,7 +113,8 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         Why these families were searched (the rule as it applied).
     n_splits_ : int
     complete_ : bool
-        False when the time budget or Ctrl-C stopped the search early.
+        False when the time budget or Ctrl-C stopped the search early, or a gamma
+        failed (its configurations dropped with a warning).
     widths_ : KernelWidths or None
         The learned widths (None where they were not learned); ``best_params_``'s
         ``gamma`` is then one width per feature (the factor times the widths),

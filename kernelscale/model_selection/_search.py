@@ -38,6 +38,7 @@ from ._choice import EXACT_MAX_ROWS, choose_families
 from ._exact import exact_grid_memory
 from ._families import FALKON, check_families, check_family_memory
 from ._first_model import SearchTimeError, first_model
+from ._inputs import SearchData, SearchSettings, SearchSpace
 from ._refit import challenge, grow, refit
 from ._results import cv_results, edge_note, leaderboard
 from ._schedule import Scheduler, print_stage
@@ -84,7 +85,7 @@ class KernelSearch(BaseEstimator):
         log = print_stage if (self.verbose or wants_bar(self.verbose)) else None
         scheduler = Scheduler(budget_s, started, log=log)
         self.stages_ = scheduler.records
-        self.halving_ = [] if state.settings["halving"] else None
+        self.halving_ = [] if state.settings.halving else None
         try:
             for stage in (first_model, price_grid, learn_metric, screen, grid, refit, challenge,
                           grow):
@@ -115,17 +116,17 @@ class KernelSearch(BaseEstimator):
         X, y = check_X_y(self, X, y, multi_output=not classifier, y_numeric=not classifier)
         n, d = X.shape
         sw = check_sample_weight(sample_weight, n)
-        data = {"X": X, "y": y, "sample_weight": sw, "classes": None, "y_index": None}
+        data = SearchData(X, y, sw)
         if isinstance(self.cv, (int, np.integer)) and n < self.cv:
             raise ValueError(f"n_samples={n} is fewer than the cv={self.cv} folds: give at "
                              f"least {self.cv} rows or a smaller cv.")
         if classifier:
             check_classification_targets(y)
-            self.classes_, data["y_index"] = np.unique(y, return_inverse=True)
+            self.classes_, data.y_index = np.unique(y, return_inverse=True)
             if len(self.classes_) < 2:
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; the data "
                                  "have 1 class.")
-            data["classes"] = self.classes_
+            data.classes = self.classes_
         # the penalty grids are checked before any long work: a bad grid, or float32 with
         # every given alpha below its floor, is one line now
         penalties = self._penalties(n)
@@ -142,7 +143,7 @@ class KernelSearch(BaseEstimator):
         rng = check_random_state(self.random_state)
         fold_seed = (int(self.random_state) if isinstance(self.random_state, numbers.Integral)
                      else rng.randint(2**31 - 1))
-        folds = make_folds(self.cv, X, y, data["y_index"], data["classes"], fold_seed)
+        folds = make_folds(self.cv, X, y, data.y_index, data.classes, fold_seed)
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
@@ -155,7 +156,7 @@ class KernelSearch(BaseEstimator):
             exact_plan = None
             if classifier:  # the grid's own plan: one answer to "does the matrix fit"
                 exact_plan = exact_grid_memory(
-                    data["y_index"], self.classes_, sw, folds, self.class_weight,
+                    data.y_index, self.classes_, sw, folds, self.class_weight,
                     self.multiclass, effective_n_jobs(self.n_jobs), budget - copy)
             families, choice = choose_families(
                 self._task, n, d, len(self.classes_) if classifier else None, budget - copy,
@@ -163,21 +164,19 @@ class KernelSearch(BaseEstimator):
         else:
             choice = f"families given: {', '.join(families)}"
         choices = [choice]
-        space = {"factors": factors, **penalties}
         n_train = min(len(tr) for tr, _ in folds)
-        space["n_components"] = (int(self.n_components) if self.n_components is not None else
-                                 min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS))
-        space["gamma_ref"] = float(make_kernel("rbf", X, gamma="scale").gamma)
-        settings = {"scoring": scoring, "memory_budget": budget, "tol": 1e-3,
-                    "n_jobs": effective_n_jobs(self.n_jobs), "random_state": seed,
-                    "dtype": self.dtype, "weight_total": float(sw.sum()),
-                    **self._classifier_settings()}
+        space = SearchSpace(
+            factors, float(make_kernel("rbf", X, gamma="scale").gamma),
+            int(self.n_components) if self.n_components is not None else
+            min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS), **penalties)
+        settings = SearchSettings(scoring, budget, 1e-3, effective_n_jobs(self.n_jobs), seed,
+                                  self.dtype, float(sw.sum()), **self._classifier_settings())
         if FALKON.name in families:
-            space["alphas"] = self._falkon_alphas(n, d, space, settings, budget, choices)
+            space.alphas = self._falkon_alphas(n, d, space, settings, budget, choices)
         halving = self.halving
         if halving == "auto":  # where the grid on every row is the search's cost
             halving = isinstance(self.cv, (int, np.integer)) and n > EXACT_MAX_ROWS
-        settings["halving"] = bool(halving)
+        settings.halving = bool(halving)
         for family in families:  # a budget too small for a grid: one line, before any work
             check_family_memory(family, self._task, data, folds, space, settings)
         self.widths_ = self.kernel_metric_ = None
@@ -191,14 +190,14 @@ class KernelSearch(BaseEstimator):
             # a float64 refit would recompute K(X, C) at every CG step (at 1e6 rows, 600 s
             # for a 10-minute search): penalties below float32's floor are not searched
             dtype = "float32"
-            floor = FLOAT32_PENALTY_FLOOR * settings["weight_total"]
-            if np.any(np.asarray(space["alphas"]) < floor):
+            floor = FLOAT32_PENALTY_FLOOR * settings.weight_total
+            if np.any(np.asarray(space.alphas) < floor):
                 choices.append(
                     f"FALKON alphas below float32's floor ({floor:.3g}) not searched: "
                     f"their float64 refit could not keep K(X, C) ({n} x "
-                    f"{space['n_components']} float64) within the memory budget "
+                    f"{space.n_components} float64) within the memory budget "
                     f"({format_bytes(budget)})")
-        return representable_alphas(space["alphas"], dtype, settings["weight_total"],
+        return representable_alphas(space.alphas, dtype, settings.weight_total,
                                     given=self.alphas is not None and self.dtype == "float32")
 
     def _finish(self, state, scheduler):
@@ -237,12 +236,13 @@ class KernelSearch(BaseEstimator):
             print("\n".join(self.leaderboard()), flush=True)
 
     def _classifier_settings(self):
-        return {"class_weight": None, "multiclass": "ovo", "break_ties": False}
+        """A classifier's options among the search's settings (none for a regressor)."""
+        return {}
 
     @staticmethod
     def _float64_refit_fits(n, d, space, budget):
         """Whether a float64 FALKON refit keeps its K(X, C) within the budget."""
-        m = space["n_components"]
+        m = space.n_components
         plan = falkon_plan("refit", n=n, m=m, n_targets=1, itemsize=8, budget=budget,
                            block_row_bytes=8 * m + 8 * d)
         return plan.choice == "kept" and plan.fits

@@ -70,7 +70,7 @@ def _new_unit_curve(state, family, sched):
     state.unit_family = family
     if family == FALKON.name and sched.end is not None:
         # its m x m eigendecompositions do not shrink with the rows: measured apart
-        m = int(min(state.space["n_components"], state.n))
+        m = int(min(state.space.n_components, state.n))
         state.unit_curve.fixed = falkon_unit_fixed_seconds(m, len(state.folds))
 
 
@@ -82,8 +82,8 @@ def _probe_unit(search, state, family, notes, after_warmup=None):
     if state.n < 2 * rows:  # the grid itself is measured: its units are small
         return
     classifier = state.task == "classifier"
-    seed = state.settings["random_state"]
-    middle = {**state.space, "factors": middle_out(state.space["factors"])[:1]}
+    seed = state.settings.random_state
+    middle = state.space.with_factors(middle_out(state.space.factors)[:1])
     warm = subsample_data(state.data, max(WARMUP_ROWS, _least_rows(state, search)), seed,
                           classifier)
     run_family(family, state.task, warm, subsample_folds(warm, len(state.folds), seed,
@@ -109,24 +109,24 @@ def screen(search, state, sched):
     chosen families' on one subsample (:func:`screen_families`), within the time the
     grid and the refit leave; ``state.screen`` is ``{family: best}`` or None."""
     n = state.n
-    if (state.settings["halving"] is False or state.task != "classifier"
+    if (state.settings.halving is False or state.task != "classifier"
             or search.families != "auto" or EXACT_SVM.name in state.families):
         sched.skip("screen", "not needed: the family screen runs for a classifier's automatic "
                              "families beyond the exact SVM's rows")
         return
     rows = min(EXACT_SCREEN_ROWS, n // 2)
     # only where the exact grid's matrix fits on those rows (no slow row cache here)
-    part_y = state.data["y_index"][:rows]
+    part_y = state.data.y_index[:rows]
     part_folds = [(np.arange(rows), np.arange(0))] * int(search.cv)
-    plan = exact_grid_memory(part_y, search.classes_, state.data["sample_weight"][:rows],
+    plan = exact_grid_memory(part_y, search.classes_, state.data.sample_weight[:rows],
                              part_folds, search.class_weight, search.multiclass,
-                             state.settings["n_jobs"], state.settings["memory_budget"])
+                             state.settings.n_jobs, state.settings.memory_budget)
     if plan.choice == "rows":
         sched.skip("screen", f"skipped: the exact SVM's matrix of {rows} rows does not fit the "
-                             f"memory budget ({format_bytes(state.settings['memory_budget'])})")
+                             f"memory budget ({format_bytes(state.settings.memory_budget)})")
         return
     reserve = refit_grant(state, sched) + predicted_unit(state, n)
-    n_factors = len(state.space["factors"])
+    n_factors = len(state.space.factors)
     if sched.end is not None:
         # priced by one of the exact SVM's gammas measured on a small subsample
         granted = min(SCREEN_SHARE * sched.budget_s, sched.left() - reserve)
@@ -137,9 +137,9 @@ def screen(search, state, sched):
         probe = min(rows, SCREEN_PROBE_ROWS)
         curve = CostCurve(*EXACT_SVM.fit_growth)
         with sched.stage("screen probe", seconds=max(granted, 0.0)) as run:
-            part = subsample_data(state.data, probe, state.settings["random_state"], True)
-            folds = subsample_folds(part, int(search.cv), state.settings["random_state"], True)
-            middle = {**state.space, "factors": middle_out(state.space["factors"])[:1]}
+            part = subsample_data(state.data, probe, state.settings.random_state, True)
+            folds = subsample_folds(part, int(search.cv), state.settings.random_state, True)
+            middle = state.space.with_factors(middle_out(state.space.factors)[:1])
             began = now()
             run_family(EXACT_SVM.name, state.task, part, folds, middle, state.settings, None,
                        lambda records: None)
@@ -163,8 +163,8 @@ def screen(search, state, sched):
                                n_splits=int(search.cv), deadline=deadline,
                                log=search.halving_.append)
         state.screen = best
-        state.n_scored += sum(n_factors * len(state.space["Cs"] if f != FALKON.name else
-                                              state.space["alphas"]) for f in best)
+        state.n_scored += sum(n_factors * len(state.space.Cs if f != FALKON.name else
+                                              state.space.alphas) for f in best)
         scores = ", ".join(f"{f} {b['score']:.4f}" for f, b in best.items())
         run.note = f"every family's grid on {rows} rows: {scores or 'none scored'}"
         if EXACT_SVM.name in best:
@@ -196,7 +196,7 @@ def _family_grid(search, state, sched, family):
             _new_unit_curve(state, family, sched)
             if sched.end is not None:  # priced where there is a budget to price it in
                 _probe_unit(search, state, family, notes)
-        if state.settings["halving"]:
+        if state.settings.halving:
             space = _halving(search, state, family, deadline, run, notes)
         predicted = predicted_unit(state, n)
         if run.until is not None and now() + predicted > run.until:
@@ -250,7 +250,7 @@ def _halving(search, state, family, deadline, run, notes):
     kept = screen_gammas(run_family, state.task, family, state.data, state.space,
                          state.settings, n_splits=int(search.cv), deadline=deadline, log=log,
                          afford=afford, keep=keep)
-    return {**state.space, "factors": kept}
+    return state.space.with_factors(kept)
 
 
 def _affordable_rows(state, seconds):
@@ -267,13 +267,13 @@ def _least_rows(state, search):
     cv = int(search.cv) if isinstance(search.cv, (int, np.integer)) else len(state.folds)
     if state.task != "classifier":
         return max(100, 10 * cv)
-    p_min = np.bincount(state.data["y_index"]).min() / state.n
+    p_min = np.bincount(state.data.y_index).min() / state.n
     return int(max(100, np.ceil(4 * cv / p_min)))
 
 
 def _subsample_grid(search, state, family, rows, deadline, notes):
     classifier = state.task == "classifier"
-    seed = state.settings["random_state"]
+    seed = state.settings.random_state
     n_splits = len(state.folds)
     part = subsample_data(state.data, rows, seed, classifier)
     folds = subsample_folds(part, n_splits, seed, classifier)
@@ -293,9 +293,9 @@ def _subsample_grid(search, state, family, rows, deadline, notes):
 def _all_rows(search, state, sched, family, space, deadline, run, notes):
     """Cross-validate ``space`` on every row; the records kept as each gamma scores them."""
     data, settings = state.data, state.settings
-    n = data["X"].shape[0]
+    n = data.X.shape[0]
     began = now()
-    units = len(space["factors"])
+    units = len(space.factors)
     bar = progress(units, f"{type(search).__name__} search ({family})", verbose=search.verbose,
                    unit="gamma")
     last = [now()]

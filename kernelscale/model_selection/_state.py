@@ -23,6 +23,7 @@ from sklearn.metrics import get_scorer
 
 from .._clock import now
 from .._config import config_context
+from ._inputs import SearchData, SearchSettings, SearchSpace
 from ._schedule import CostCurve
 
 __all__ = ["Candidate", "SearchState", "same_point"]
@@ -83,18 +84,18 @@ def same_point(a, b):
 class SearchState:
     """Everything the stages of one fit share.
 
-    ``data``, ``space`` and ``settings`` are the dicts the families' grids read
-    (:meth:`kernelscale.model_selection._families.Family.run`); ``records`` the
+    ``data``, ``space`` and ``settings`` are what the families' grids read
+    (:mod:`kernelscale.model_selection._inputs`); ``records`` the
     configurations cross-validated on every row, ``screened`` those of the
     largest subsample where none was (the grid shrunk to fit the time); ``choices``
     what each stage did to the choice of family, in order (``family_choice_``).
     """
 
     task: str
-    data: dict
+    data: SearchData
     folds: list
-    space: dict
-    settings: dict
+    space: SearchSpace
+    settings: SearchSettings
     scoring: str
     families: list = dataclasses.field(default_factory=list)
     choices: list = dataclasses.field(default_factory=list)
@@ -120,25 +121,25 @@ class SearchState:
 
     @property
     def n(self):
-        return self.data["y"].shape[0]
+        return self.data.n
 
     @property
     def raw_X(self):
         """The columns the candidates are fitted and scored on (never the scaled copy)."""
-        return self.data.get("raw_X", self.data["X"])
+        return self.data.columns
 
     def score_on_first_fold(self, model):
         """``model``'s score on the first fold's held-out rows (the search's scoring)."""
         valid = self.valid0
-        return float(get_scorer(self.scoring)(model, self.raw_X[valid], self.data["y"][valid]))
+        return float(get_scorer(self.scoring)(model, self.raw_X[valid], self.data.y[valid]))
 
     def fit_on(self, model, rows):
         """Fit ``model`` on ``rows`` of the raw columns; the seconds it took."""
         began = now()
-        weights = self.data["sample_weight"][rows]
+        weights = self.data.sample_weight[rows]
         # fits on subsamples are short and many: no progress bar of their own
         with config_context(show_progress=False):
-            model.fit(self.raw_X[rows], self.data["y"][rows], sample_weight=weights)
+            model.fit(self.raw_X[rows], self.data.y[rows], sample_weight=weights)
         return now() - began
 
     def credit(self, candidate):

@@ -70,7 +70,7 @@ def wants_widths(learn_widths, X):
 def learn_metric(search, state, sched):
     """The per-feature widths (:class:`KernelWidths`), where they are to be learned and
     their measured cost fits what the grid and the refit leave."""
-    X = state.data["X"]
+    X = state.data.X
     plan, why = wants_widths(search.learn_widths, X)
     if plan is None:
         sched.skip("widths", why)
@@ -89,12 +89,12 @@ def learn_metric(search, state, sched):
 
 def _learn_widths(search, state, sched):
     """:class:`KernelWidths` within what the grid and the refit leave, or None."""
-    X = state.data["X"]
+    X = state.data.X
     classifier = state.task == "classifier"
-    y = state.data["y"] if classifier or state.data["y"].ndim == 1 else state.data["y"][:, 0]
+    y = state.data.y if classifier or state.data.y.ndim == 1 else state.data.y[:, 0]
     task = "classification" if classifier else "regression"
-    seed = state.settings["random_state"]
-    budget = state.settings["memory_budget"]
+    seed = state.settings.random_state
+    budget = state.settings.memory_budget
     n = X.shape[0]
     wanted = rows = int(min(n, KernelWidths().max_samples))
     reserve = _grid_reserve(state, sched, n)
@@ -180,22 +180,22 @@ def _use_widths(search, state, widths):
     """Search on columns scaled by sqrt(widths): its gamma 1 is the learned kernel, its
     factors scale it; the refit puts gamma * widths on the raw columns."""
     data, space, settings = state.data, state.space, state.settings
-    X = data["X"]
+    X = data.X
     scaled = widths.transform(X)
     copy = nbytes(scaled) if scaled is not X else 0
-    held_plan("the columns scaled by the learned widths", settings["memory_budget"],
+    held_plan("the columns scaled by the learned widths", settings.memory_budget,
               {"scaled columns": copy}, " (or learn_widths=False)")
-    data["raw_X"], data["X"] = X, scaled
-    settings["memory_budget"] -= copy
+    data.raw_X, data.X = X, scaled
+    settings.memory_budget -= copy
     search.widths_ = widths
     search.feature_relevance_ = widths.feature_relevance_
-    space["gamma_ref"] = 1.0
+    space.gamma_ref = 1.0
     if search.alphas is None:
         # at most float32's floor unless float64 is asked for: below it the refit is
         # float64, whose K(X, C) at 1e6 rows is recomputed at every CG step
         penalty = widths.penalty_ if search.dtype == "float64" else \
             max(widths.penalty_, FLOAT32_PENALTY_FLOOR)
-        space["alphas"] = np.unique(np.r_[space["alphas"], penalty * settings["weight_total"]])
+        space.alphas = np.unique(np.r_[space.alphas, penalty * settings.weight_total])
     # the first model's configuration and the grid probe's records were on the raw
     # columns: no grid point is either now
     if state.best is not None and state.best.how == "first model":
@@ -206,16 +206,16 @@ def _use_widths(search, state, widths):
 def learn_agop(search, state, sched, widths):
     """:class:`KernelMetric` (AGOP rounds from the diagonal widths, or from the isotropic
     kernel), within what the grid and the refit leave; None where it did not fit."""
-    X = state.data["X"]
+    X = state.data.X
     classifier = state.task == "classifier"
-    y = state.data["y"] if classifier or state.data["y"].ndim == 1 else state.data["y"][:, 0]
+    y = state.data.y if classifier or state.data.y.ndim == 1 else state.data.y[:, 0]
     n = X.shape[0]
     reserve = _grid_reserve(state, sched, n)
     rows = int(min(n, KernelMetric().max_samples))
     options = dict(task="classification" if classifier else "regression",
                    init=None if widths is None else widths.gamma_,
-                   memory_budget=state.settings["memory_budget"],
-                   random_state=state.settings["random_state"],
+                   memory_budget=state.settings.memory_budget,
+                   random_state=state.settings.random_state,
                    verbose=max(0, search.verbose - 1))
     granted = None
     if sched.end is not None:
@@ -271,19 +271,19 @@ def use_metric(search, state, metric):
     """Search on the rows in the metric's coordinates ``x L``: its gamma 1 is the learned
     kernel, its factors scale it; the refit puts ``gamma * M`` on the raw columns."""
     data, space, settings = state.data, state.space, state.settings
-    X = data["X"]
+    X = data.X
     transformed = metric.transform(X)
-    held_plan("the rows in the learned metric's coordinates", settings["memory_budget"],
+    held_plan("the rows in the learned metric's coordinates", settings.memory_budget,
               {"transformed rows": nbytes(transformed)}, " (or learn_widths=False)")
-    data["raw_X"], data["X"] = X, transformed
-    settings["memory_budget"] -= nbytes(transformed)
+    data.raw_X, data.X = X, transformed
+    settings.memory_budget -= nbytes(transformed)
     search.kernel_metric_ = metric
     search.feature_relevance_ = metric.feature_relevance_
-    space["gamma_ref"] = 1.0
+    space.gamma_ref = 1.0
     if search.alphas is None:
         penalty = metric.penalty_ if search.dtype == "float64" else \
             max(metric.penalty_, FLOAT32_PENALTY_FLOOR)
-        space["alphas"] = np.unique(np.r_[space["alphas"], penalty * settings["weight_total"]])
+        space.alphas = np.unique(np.r_[space.alphas, penalty * settings.weight_total])
     if state.best is not None and state.best.how == "first model":
         state.best.point = None
     state.screened, state.screened_rows = [], 0
