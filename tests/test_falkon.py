@@ -57,6 +57,27 @@ def test_sample_weight_matches_weighted_kernel_ridge(regression):
     np.testing.assert_allclose(ours.predict(X), exact.predict(X), atol=1e-4)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+def test_fit_intercept_is_kernel_ridge_on_the_centred_targets(regression, weighted):
+    # the property: the fitted intercept is the weighted mean, and the kernel part is
+    # kernel ridge of what is left; far from the data the prediction is that mean
+    X, y = regression
+    y = y + 8.0
+    w = np.random.default_rng(2).uniform(0.1, 3.0, size=len(y)) if weighted else None
+    mean = np.average(y, weights=w)
+    exact = KernelRidge(alpha=0.5, kernel="rbf", gamma=0.2).fit(X, y - mean, sample_weight=w)
+    ours = NystromKernelRidge(n_components=len(X), alpha=0.5, gamma=0.2, fit_intercept=True,
+                              **EXACT).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.intercept_, [mean], rtol=1e-12)
+    X_new = np.random.default_rng(1).normal(size=(50, 5))
+    np.testing.assert_allclose(ours.predict(X_new), exact.predict(X_new) + mean, atol=1e-4)
+    far = np.full((1, 5), 1e3)
+    assert ours.predict(far)[0] == pytest.approx(mean)
+    plain = NystromKernelRidge(n_components=len(X), alpha=0.5, gamma=0.2, **EXACT).fit(X, y)
+    assert plain.predict(far)[0] == pytest.approx(0.0, abs=1e-12)  # KernelRidge's model
+    np.testing.assert_array_equal(plain.intercept_, [0.0])
+
+
 def test_multi_output_solves_each_target(regression):
     X, y = regression
     Y = np.column_stack([y, -2 * y + 1, np.cos(X[:, 3])])

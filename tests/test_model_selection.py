@@ -67,10 +67,11 @@ def test_ridge_path_solves_the_nystrom_system():
         assert np.allclose(beta, direct, rtol=1e-6, atol=1e-6)
 
 
-def test_falkon_grid_equals_each_fold_fitted_from_scratch():
+@pytest.mark.parametrize("intercept", [False, True])
+def test_falkon_grid_equals_each_fold_fitted_from_scratch(intercept):
     X, y = make_classification(200, n_features=4, random_state=2)
     folds = _folds(X, y)
-    Y = np.where(y == 1, 1.0, -1.0)[:, None]
+    Y = np.where(y == 1, 1.0, -1.0)[:, None] + (5.0 if intercept else 0.0)
     weights = []
     for train, _ in folds:
         w = np.zeros(200)
@@ -80,7 +81,7 @@ def test_falkon_grid_equals_each_fold_fitted_from_scratch():
     records, complete = falkon_grid(
         X, Y, weights, folds, gamma_ref=0.2, factors=[0.5, 2.0], alphas=[0.01, 1.0],
         n_components=30, random_state=0, score=lambda f, v: got.append((f, v)) or 0.0,
-        memory_budget=2**26)
+        memory_budget=2**26, intercept=intercept)
     assert complete and len(records) == 4
     centers = X[np.random.RandomState(0).choice(200, 30, replace=False)]
     for index, (f, values) in enumerate(got):
@@ -92,8 +93,10 @@ def test_falkon_grid_equals_each_fold_fitted_from_scratch():
         k = RBF(gamma)
         K_nm, K_mm = k.gram(X[train], centers, dtype=np.float64), k.gram(centers,
                                                                         dtype=np.float64)
-        beta = linalg.lstsq(K_nm.T @ K_nm + alpha * K_mm, K_nm.T @ Y[train])[0]
-        expected = k.gram(X[val], centers, dtype=np.float64) @ beta
+        # with an intercept: the fold's training mean, and ridge on what is left
+        mean = Y[train].mean(axis=0) if intercept else 0.0
+        beta = linalg.lstsq(K_nm.T @ K_nm + alpha * K_mm, K_nm.T @ (Y[train] - mean))[0]
+        expected = k.gram(X[val], centers, dtype=np.float64) @ beta + mean
         # the statistics agree to 1e-10 (above); the solves differ by round-off
         assert np.allclose(values, expected, rtol=1e-5, atol=1e-5)
 

@@ -407,6 +407,13 @@ def test_streamed_falkon_equals_in_memory_falkon(problem):
                                      random_state=0)
     assert _relative(reg().fit(ArrayChunks(X, target, chunk_rows=2500)).dual_coef_,
                      reg().fit(X, target).dual_coef_) < 1e-6
+    # with an intercept: the streamed mean is the in-memory one (one more pass)
+    target = 8.0 + target
+    centred = lambda: NystromKernelRidge(n_components=100, gamma=0.05,  # noqa: E731
+                                         dtype="float64", fit_intercept=True, random_state=0)
+    a, b = centred().fit(ArrayChunks(X, target, chunk_rows=2500)), centred().fit(X, target)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-12)
+    assert _relative(a.dual_coef_, b.dual_coef_) < 1e-6
 
 
 def test_streamed_doubly_sgd_cycles_over_the_chunks(problem):

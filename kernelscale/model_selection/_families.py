@@ -285,14 +285,16 @@ class Falkon(Family):
             random_state=s.random_state, score=lambda f, values: scorers[f](values),
             memory_budget=s.memory_budget, deadline=deadline,
             on_unit=lambda records: on_unit(record(records)),
-            keep_values=task == "classifier")
+            keep_values=task == "classifier", intercept=task == "regressor")
         return record(records), complete
 
     def model(self, params, settings, task):
         s = settings
         if task == "regressor":
+            # far from every centre its predictions are the targets' mean, not 0
             return NystromKernelRidge(n_components=params["n_components"],
                                       gamma=params["gamma"], alpha=params["alpha"],
+                                      fit_intercept=True,
                                       dtype=params["dtype"], memory_budget=s.memory_budget,
                                       random_state=s.random_state)
         return NystromKernelRidgeClassifier(

@@ -163,7 +163,7 @@ def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget):
 
 def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_components,
                 random_state, score, memory_budget, deadline=None, on_unit=None,
-                keep_values=False):
+                keep_values=False, intercept=False):
     """Cross-validated scores of Nystrom kernel ridge (RBF) for every (gamma, alpha).
 
     The kernel against the centres is never held whole: each gamma makes one
@@ -196,6 +196,10 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         best configuration so far on its record, where they take at most a tenth of
         the memory budget for every alpha of a gamma (a classifier's probabilities
         are calibrated on them).
+    intercept : bool, default=False
+        Each fold fits its training targets' weighted mean as an intercept and the
+        kernel part on what is left (``NystromKernelRidge(fit_intercept=True)``):
+        the statistics carry one more column, ``K^T W 1``, which centres ``K^T W Y``.
 
     Returns
     -------
@@ -207,6 +211,10 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     kernel = RBF(gamma_ref)
     start = now()
     n, t = X.shape[0], Y.shape[1]
+    fold_means = [np.zeros(t)] * len(folds)
+    if intercept:
+        fold_means = [(w @ Y) / max(float(w.sum()), np.finfo(np.float64).tiny) for w in weights]
+        Y = np.hstack([Y, np.ones((n, 1))])  # its statistics column is K^T W 1
     largest = np.max(weights, axis=0)
     # "total minus the fold" needs folds that partition the rows, with one weight per row
     merged = all(np.array_equal(w[tr], largest[tr]) and tr.size + va.size == n
@@ -217,8 +225,8 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     centers, _ = select_landmarks(X, requested, "uniform", rng, kernel=kernel,
                                   memory_budget=memory_budget)
     m = centers.shape[0]  # duplicate rows are drawn once (the refit draws as many)
-    plan, prepared_row, row_bytes = falkon_grid_memory(X, m, len(folds), t, len(alphas),
-                                                       memory_budget)
+    plan, prepared_row, row_bytes = falkon_grid_memory(X, m, len(folds), Y.shape[1],
+                                                       len(alphas), memory_budget)
     D_mm = kernel.distances(centers, dtype=np.float64, memory_budget=plan.block_bytes)
     rows_per_block = block_rows(n, row_bytes, plan.block_bytes, "the FALKON grid")
     # fold by fold (validation rows together), so that the scoring pass holds one
@@ -254,15 +262,17 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                       "score_times": []} for a in alphas]
         t0 = now()
         basis = whitening(kernel.from_distances(D_mm, factor))
-        stats = _Statistics(m, t, weights, folds, merged)
+        stats = _Statistics(m, Y.shape[1], weights, folds, merged)
         for rows in blocks:
             checkpoint()  # a time budget's stop (the kept distances pass no other)
             stats.add(block_kernel(rows, factor), rows, Y)
         common = (now() - t0) / (len(alphas) * len(folds))
         paths = []
-        for A, b in stats.per_fold():
+        for f, (A, b) in enumerate(stats.per_fold()):
             checkpoint()
             t0 = now()
+            if intercept:  # K^T W (Y - mean) = K^T W Y - (K^T W 1) mean
+                b = b[:, :t] - b[:, t:] * fold_means[f][None, :]
             paths.append(np.concatenate(ridge_path(A, b, basis, alphas), axis=1))
             paths[-1] = (paths[-1], (now() - t0) / len(alphas))
         del stats
@@ -279,6 +289,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                 inside = rows[mine[rows]]
                 if inside.size:
                     values[where[inside]] = block_kernel(inside, factor) @ coef
+            values += np.tile(fold_means[f], len(alphas))
             per = (now() - t0) / len(alphas)
             if oof is not None:
                 oof[val] = values

@@ -32,7 +32,7 @@ __all__ = [
     "chunked_source", "fit_map_on_source", "source_classes", "ChunkTargets",
     "fit_ridge_chunked", "fit_svm_chunked", "fit_svr_chunked", "fit_logistic_chunked",
     "MAP_SAMPLE_ROWS", "chunk_class_factors", "fit_pca_chunked",
-    "partial_targets",
+    "partial_targets", "source_targets", "source_target_mean",
 ]
 
 # Rows the feature map is fitted on in a chunked fit: enough for k-means or
@@ -109,14 +109,17 @@ class ChunkTargets:
         a (rows, n_problems) matrix.
     scale : float, default=1.0
         Multiplies every weight (``C`` for the SVM).
+    shift : ndarray of shape (n_targets,), default=None
+        Subtracted from regression targets (their mean, for a fitted intercept).
     """
 
-    def __init__(self, classes, mode, factors=None, pos_neg=None, scale=1.0):
+    def __init__(self, classes, mode, factors=None, pos_neg=None, scale=1.0, shift=None):
         self.classes = classes
         self.mode = mode
         self.factors = factors
         self.pos_neg = pos_neg
         self.scale = scale
+        self.shift = shift
 
     def __call__(self, y, w):
         if y is None:
@@ -129,6 +132,8 @@ class ChunkTargets:
             Y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
             if not np.all(np.isfinite(Y)):
                 raise ValueError("y contains NaN or infinity.")
+            if self.shift is not None:
+                Y = Y - self.shift
             return Y, s * self.scale
         index = np.searchsorted(self.classes, y)
         index = np.minimum(index, len(self.classes) - 1)
@@ -376,3 +381,35 @@ def partial_targets(estimator, X, y, classes, sample_weight, *, classifier, scal
         estimator.feature_map_ = estimator._build_feature_map().fit(X)
     Y, S = encoder(y, check_sample_weight(sample_weight, X.shape[0]))
     return first, X, Y, S
+
+
+def _target_sums(X, y, w):
+    Y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+    s = np.ones(len(Y)) if w is None else np.asarray(w, dtype=np.float64)
+    return s @ Y, float(s.sum())
+
+
+def _add_sums(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+
+def source_target_mean(source):
+    """The weighted mean of a row source's regression targets, in one pass."""
+    sums, total = source.map_reduce(_target_sums, (), combine=_add_sums)
+    if total <= 0:
+        raise ValueError("sample_weight sums to 0: a weighted mean of y needs positive weights.")
+    return np.asarray(sums, dtype=np.float64) / total
+
+
+def source_targets(estimator, source, classifier, *, centred=False):
+    """``(encoder, n_rows)`` of a least-squares fit on a row source: ``+-1`` columns for a
+    classifier (``classes_`` set, its class weights applied), the targets for a regressor
+    (less their mean where ``centred``, which takes one more pass)."""
+    if classifier:
+        totals = source_classes(estimator, source, need_weights=True)
+        encoder = ChunkTargets(estimator.classes_, "plus_minus",
+                               factors=chunk_class_factors(estimator, totals))
+        return encoder, int(round(totals.sum()))
+    estimator._single_target = True  # chunked targets are 1-D
+    mean = source_target_mean(source) if centred else None
+    return ChunkTargets(None, "regression", shift=mean), source.n_rows

@@ -24,10 +24,8 @@ from ...kernels import KERNEL_CONSTRAINTS, make_kernel
 from ...solvers import FalkonOptions, falkon_solve, falkon_system, plus_minus_targets
 from .._chunked_fits import (
     MAP_SAMPLE_ROWS,
-    ChunkTargets,
-    chunk_class_factors,
     chunked_source,
-    source_classes,
+    source_targets,
 )
 from .._multiclass import classifier_data
 from .._probability import ProbabilityMixin
@@ -121,17 +119,13 @@ class _NystromKernelRidgeBase(BaseEstimator):
                 return self._fit(X, plus_minus_targets(y_index, len(self.classes_)), weights,
                                  callback=callback)
             return self._fit(*self._regression_data(X, y, None), callback=callback)
-        if classifier:
-            totals = source_classes(self, source, need_weights=True)
-            encoder = ChunkTargets(self.classes_, "plus_minus",
-                                   factors=chunk_class_factors(self, totals))
-            n_rows = int(round(totals.sum()))
-        else:
-            self._single_target = True  # chunked targets are 1-D
-            encoder = ChunkTargets(None, "regression")
-            n_rows = source.n_rows
+        encoder, n_rows = source_targets(self, source, classifier, centred=self._centred())
         self.n_features_in_ = int(source.n_features)
         return self._fit(source, encode=encoder, n_rows=n_rows, callback=callback)
+
+    def _centred(self):
+        """Whether the targets are centred (a regressor's ``fit_intercept``)."""
+        return bool(getattr(self, "fit_intercept", False))
 
     def _fit(self, data, Y=None, sample_weight=None, *, encode=None, n_rows=None,
              callback=None):
@@ -160,6 +154,14 @@ class _NystromKernelRidgeBase(BaseEstimator):
                                             check_random_state(self.random_state),
                                             kernel=kernel, memory_budget=budget)
         unit = streamed or np.all(sample_weight == 1.0)
+        intercept = None
+        if self._centred():
+            # the targets' weighted mean is the model far from every centre (where the
+            # kernel part fades to 0), not 0
+            intercept = encode.shift if streamed else \
+                np.average(Y, axis=0, weights=sample_weight)
+            if not streamed:
+                Y = Y - intercept
         system = falkon_system(data, centers, kernel, options, Y=Y,
                                weights=None if unit else sample_weight,
                                center_indices=None if streamed else indices, encode=encode)
@@ -177,6 +179,9 @@ class _NystromKernelRidgeBase(BaseEstimator):
             beta, info = falkon_solve(system, alpha, replace(options, monitor=monitor))
         self._set_solution(centers, None if streamed else indices, beta, info, alpha, kernel,
                            options, start)
+        if hasattr(self, "fit_intercept"):  # a regressor: 0 where not fitted, as scikit-learn's
+            self.intercept_ = np.zeros(beta.shape[1]) if intercept is None else \
+                np.asarray(intercept, dtype=np.float64).reshape(-1)
         return self
 
     def _set_solution(self, centers, indices, beta, info, alpha, kernel, options, start):
@@ -202,8 +207,10 @@ class _NystromKernelRidgeBase(BaseEstimator):
                   f"({self.n_iter_} CG iterations)", options)
 
     def _raw_scores(self, X, budget):
-        return self.kernel_.expand(X, self.components_, self.dual_coef_.T,
-                                   dtype=self.components_.dtype, memory_budget=budget)
+        scores = self.kernel_.expand(X, self.components_, self.dual_coef_.T,
+                                     dtype=self.components_.dtype, memory_budget=budget)
+        intercept = getattr(self, "intercept_", None)  # (models fitted without one)
+        return scores if intercept is None else scores + intercept
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -247,6 +254,12 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
         is ``alpha / n``). "auto" is ``1e-6 n``: small, since the centres and
         early stopping regularise too, yet well above float32 round-off;
         noisy targets want more (a9a: ``1e-4 n``).
+    fit_intercept : bool, default=False
+        Fit the targets' weighted mean as an unpenalised intercept and the kernel
+        part on what is left. Without it (the model of
+        :class:`sklearn.kernel_ridge.KernelRidge`) a prediction far from every
+        centre fades to 0, which on targets far from 0 (log prices) costs an outlier
+        row its whole value; :class:`KernelRegressorCV` fits one.
     max_iter : int, default=50
         Most CG iterations; each is one pass over ``K(X, C)``.
     tol : float, default=1e-3
@@ -275,6 +288,9 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
         Rows of the training data the centres are (None for k-means centres).
     dual_coef_ : ndarray of shape (n_targets, n_components)
         Predictions are ``K(X, components_) @ dual_coef_.T``.
+    intercept_ : ndarray of shape (n_targets,)
+        Added to those predictions: the targets' weighted mean with
+        ``fit_intercept=True``, else 0.
     kernel_ : kernelscale.kernels.Kernel
         The kernel, its parameters resolved.
     alpha_ : float
@@ -296,6 +312,22 @@ class NystromKernelRidge(RegressorShell, RegressorMixin, _NystromKernelRidgeBase
     >>> float(np.abs(reg.predict(X) - y).max()) < 0.05
     True
     """
+
+    _parameter_constraints = {**_NystromKernelRidgeBase._parameter_constraints,
+                              "fit_intercept": ["boolean"]}
+    #: models pickled before the parameter existed fitted none
+    fit_intercept = False
+
+    def __init__(self, *, n_components="auto", sampling="uniform", kernel="rbf", gamma="scale",
+                 degree=3, coef0=0.0, kernel_params=None, alpha="auto", fit_intercept=False,
+                 max_iter=50, tol=1e-3, preconditioner=True, dtype="float32",
+                 memory_budget=None, random_state=None, verbose=0):
+        super().__init__(n_components=n_components, sampling=sampling, kernel=kernel,
+                         gamma=gamma, degree=degree, coef0=coef0, kernel_params=kernel_params,
+                         alpha=alpha, max_iter=max_iter, tol=tol, preconditioner=preconditioner,
+                         dtype=dtype, memory_budget=memory_budget, random_state=random_state,
+                         verbose=verbose)
+        self.fit_intercept = fit_intercept
 
     def fit(self, X, y=None, sample_weight=None):
         """Choose centres and solve for their coefficients.
@@ -418,19 +450,15 @@ class NystromKernelRidgeClassifier(ProbabilityMixin, ClassifierShell, Classifier
                               "class_weight": [None, "dict", Options("balanced")],
                               "probability": ["boolean"]}
 
-    def __init__(
-        self, *, n_components="auto", sampling="uniform", kernel="rbf", gamma="scale", degree=3,
-        coef0=0.0, kernel_params=None, alpha="auto", max_iter=50, tol=1e-3,
-        preconditioner=True, class_weight=None, probability=False, dtype="float32",
-        memory_budget=None, random_state=None, verbose=0,
-    ):
-        super().__init__(
-            n_components=n_components, sampling=sampling, kernel=kernel, gamma=gamma,
-            degree=degree, coef0=coef0, kernel_params=kernel_params, alpha=alpha,
-            max_iter=max_iter, tol=tol,
-            preconditioner=preconditioner, dtype=dtype, memory_budget=memory_budget,
-            random_state=random_state, verbose=verbose,
-        )
+    def __init__(self, *, n_components="auto", sampling="uniform", kernel="rbf", gamma="scale",
+                 degree=3, coef0=0.0, kernel_params=None, alpha="auto", max_iter=50, tol=1e-3,
+                 preconditioner=True, class_weight=None, probability=False, dtype="float32",
+                 memory_budget=None, random_state=None, verbose=0):
+        super().__init__(n_components=n_components, sampling=sampling, kernel=kernel,
+                         gamma=gamma, degree=degree, coef0=coef0, kernel_params=kernel_params,
+                         alpha=alpha, max_iter=max_iter, tol=tol, preconditioner=preconditioner,
+                         dtype=dtype, memory_budget=memory_budget, random_state=random_state,
+                         verbose=verbose)
         self.class_weight = class_weight
         self.probability = probability
 
