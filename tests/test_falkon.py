@@ -78,6 +78,27 @@ def test_fit_intercept_is_kernel_ridge_on_the_centred_targets(regression, weight
     np.testing.assert_array_equal(plain.intercept_, [0.0])
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_intercept_is_the_mean_of_its_plus_minus_columns(digits, n_classes):
+    X, y = digits
+    keep = y < n_classes
+    X, y = X[keep], y[keep]
+    weights = {c: w for c, w in zip(range(n_classes), [3.0, 1.0, 0.5])}
+    make = lambda intercept: NystromKernelRidgeClassifier(  # noqa: E731
+        n_components=len(X), gamma=0.02, alpha=0.5, fit_intercept=intercept,
+        class_weight=weights, **EXACT).fit(X, y)
+    centred, plain = make(True), make(False)
+    w = np.array([weights[c] for c in y])
+    Y = np.where(y[:, None] == np.arange(n_classes), 1.0, -1.0)
+    Y = Y[:, 1:] if n_classes == 2 else Y
+    np.testing.assert_allclose(centred.intercept_, np.average(Y, axis=0, weights=w),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(plain.intercept_, np.zeros(Y.shape[1]))
+    far = np.full((1, X.shape[1]), 1e3)  # far from every centre: the intercept
+    np.testing.assert_allclose(np.ravel(centred.decision_function(far)), centred.intercept_)
+    assert centred.score(X, y) >= plain.score(X, y) - 0.01
+
+
 def test_multi_output_solves_each_target(regression):
     X, y = regression
     Y = np.column_stack([y, -2 * y + 1, np.cos(X[:, 3])])

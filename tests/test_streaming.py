@@ -407,6 +407,13 @@ def test_streamed_falkon_equals_in_memory_falkon(problem):
                                      random_state=0)
     assert _relative(reg().fit(ArrayChunks(X, target, chunk_rows=2500)).dual_coef_,
                      reg().fit(X, target).dual_coef_) < 1e-6
+    # a classifier's intercept: the streamed mean of its +-1 columns, from the class totals
+    centred_clf = lambda: NystromKernelRidgeClassifier(  # noqa: E731
+        n_components=200, gamma=0.02, alpha=1e-3, dtype="float64", max_iter=100, tol=1e-10,
+        fit_intercept=True, class_weight={0: 2.0, 1: 1.0}, random_state=0)
+    a, b = centred_clf().fit(ArrayChunks(X, y, chunk_rows=1400)), centred_clf().fit(X, y)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-12)
+    assert _relative(a.dual_coef_, b.dual_coef_) < 1e-6
     # with an intercept: the streamed mean is the in-memory one (one more pass)
     target = 8.0 + target
     centred = lambda: NystromKernelRidge(n_components=100, gamma=0.05,  # noqa: E731

@@ -110,7 +110,8 @@ class ChunkTargets:
     scale : float, default=1.0
         Multiplies every weight (``C`` for the SVM).
     shift : ndarray of shape (n_targets,), default=None
-        Subtracted from regression targets (their mean, for a fitted intercept).
+        Subtracted from regression and ``+-1`` targets (their mean, for a fitted
+        intercept).
     """
 
     def __init__(self, classes, mode, factors=None, pos_neg=None, scale=1.0, shift=None):
@@ -154,6 +155,8 @@ class ChunkTargets:
         else:
             Y = -np.ones((len(y), k))
             Y[np.arange(len(y)), index] = 1.0
+        if self.shift is not None:
+            Y = Y - self.shift
         if self.pos_neg is None:
             return Y, s
         S = s[:, None] * np.where(Y > 0, self.pos_neg[:, 0], self.pos_neg[:, 1])
@@ -407,8 +410,13 @@ def source_targets(estimator, source, classifier, *, centred=False):
     (less their mean where ``centred``, which takes one more pass)."""
     if classifier:
         totals = source_classes(estimator, source, need_weights=True)
-        encoder = ChunkTargets(estimator.classes_, "plus_minus",
-                               factors=chunk_class_factors(estimator, totals))
+        factors = chunk_class_factors(estimator, totals)
+        mean = None
+        if centred:  # the weighted mean of +-1 columns, from the classes' weight totals
+            share = totals * factors / max(float(np.sum(totals * factors)), 1e-300)
+            mean = 2.0 * share - 1.0
+            mean = mean[1:] if len(share) == 2 else mean
+        encoder = ChunkTargets(estimator.classes_, "plus_minus", factors=factors, shift=mean)
         return encoder, int(round(totals.sum()))
     estimator._single_target = True  # chunked targets are 1-D
     mean = source_target_mean(source) if centred else None
