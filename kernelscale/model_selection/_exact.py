@@ -146,16 +146,17 @@ class _ExactUnit(SharedUnit):
                                      self.n_classes, self.multiclass, self.score, self.shared,
                                      self.layout)
         finally:
-            self.drop(g)
+            # every part has ended: a later gamma may write over the matrix
+            with self.lock:
+                self.spare.append(g.K)
+            g.K = None
         with self.lock:
             self.finished.append(g.results)
         return per_C
 
     def drop(self, g):
-        with self.lock:
-            if g.K is not None:
-                self.spare.append(g.K)
-            g.K = None
+        # a failed or stopped gamma's other parts may still read its matrix: not reused
+        g.K = None
 
 
 class _Gamma:

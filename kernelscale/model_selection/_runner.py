@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import threadpool_limits
@@ -30,7 +31,7 @@ from .._clock import checkpoint, now, run_with_stop, stop_at
 __all__ = ["SharedUnit", "run_units"]
 
 
-class SharedUnit:
+class SharedUnit(ABC):
     """One gamma's work as shared work, parts that threads run, and a close.
 
     ``open(factor)`` makes what the gamma's parts share (its kernel matrix) and
@@ -46,8 +47,9 @@ class SharedUnit:
     def open(self, factor):
         return factor
 
+    @abstractmethod
     def solve(self, opened, part):
-        raise NotImplementedError  # pragma: no cover - every subclass solves
+        """Run one part of the gamma ``opened``."""
 
     def close(self, opened):
         return []
