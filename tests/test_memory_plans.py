@@ -70,6 +70,11 @@ PATHS = {
         128 * MIB, lambda: _regression(20000),
         lambda d, b: ks.NystromKernelRidge(n_components=1000, memory_budget=b,
                                            random_state=0).fit(*d)),
+    # issue 45: the intercept centres a copy of the targets, not the kernel blocks
+    "FALKON with an intercept, K(X, C) recomputed": (
+        16 * MIB, lambda: _regression(20000),
+        lambda d, b: ks.NystromKernelRidge(n_components=1000, max_iter=10, fit_intercept=True,
+                                           memory_budget=b, random_state=0).fit(*d)),
     "Nystroem transform": (
         4 * MIB, lambda: _regression(20000)[:1],
         lambda d, b: ks.Nystroem(n_components=500, memory_budget=b,
@@ -105,6 +110,12 @@ PATHS = {
         lambda d, b: ks.KernelClassifierCV(families="falkon", gamma_factors=[0.5, 2],
                                            n_components=200, memory_budget=b,
                                            random_state=0).fit(*d)),
+    # issue 45: a regressor's grid carries one more statistics column (its intercept)
+    "FALKON grid of a regressor (intercept)": (
+        8 * MIB, lambda: _regression(20000),
+        lambda d, b: ks.KernelRegressorCV(families="falkon", gamma_factors=[0.5, 2],
+                                          n_components=200, memory_budget=b,
+                                          random_state=0).fit(*d)),
     "Nystrom SVM grid": (
         32 * MIB, lambda: _classification(8000, d=8),
         lambda d, b: ks.KernelClassifierCV(families="nystrom-svm", gamma_factors=[1.0],
