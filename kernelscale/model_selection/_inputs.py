@@ -125,7 +125,3 @@ class SearchSettings:
     break_ties: bool = False
     probability: bool = False
     halving: bool = False
-
-    def replace(self, **changes):
-        """A copy with ``changes``."""
-        return dataclasses.replace(self, **changes)

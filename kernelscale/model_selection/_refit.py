@@ -11,6 +11,8 @@ kept only if it scored better than the model already held.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._clock import now
@@ -158,7 +160,7 @@ def _on_every_row(search, state, sched, winner, predicted):
             extra = {"kernel_matrix": lambda budget: exact_kernel_matrix(
                 data.X, state.space.gamma_ref, factor, budget)}
         began = now()
-        model.fit(state.raw_X, data.y, data.sample_weight, **extra)
+        model.fit(state.data.columns, data.y, data.sample_weight, **extra)
         took = now() - began
         calibration = None
         if "values" in winner:  # FALKON's out-of-fold scores: its probabilities, for free
@@ -189,7 +191,7 @@ def _held_on_every_row(search, state, sched, why):
     with sched.stage("refit", predicted=predicted) as run:
         model, params = model_on(search, state, held.point, state.n)
         began = now()
-        model.fit(state.raw_X, state.data.y, state.data.sample_weight)
+        model.fit(state.data.columns, state.data.y, state.data.sample_weight)
         state.consider(Candidate(model, params, held.point, held.score, held.cv_score,
                                  state.n, held.how + ", refitted"))
         run.note = (f"{why}: its configuration ({_describe(held.point, state)}) refitted on "
@@ -242,7 +244,8 @@ def _fold_settings(state):
     settings = state.settings
     copy = nbytes(state.data.X[:1]) * (len(train) + len(test))
     held_plan("a fit on the first fold", settings.memory_budget, {"the fold's rows": copy})
-    return settings.replace(probability=False, memory_budget=settings.memory_budget - copy)
+    return dataclasses.replace(settings, probability=False,
+                               memory_budget=settings.memory_budget - copy)
 
 
 def challenge(search, state, sched):
@@ -283,7 +286,7 @@ def challenge(search, state, sched):
         run.note = _challenger_note(search, state, step, how, scored)
         if step["won"]:
             model, raw = model_on(search, state, params, state.n)
-            model.fit(state.raw_X, data.y, data.sample_weight)
+            model.fit(state.data.columns, data.y, data.sample_weight)
             state.n_scored += 1
             state.consider(Candidate(model, raw, dict(params), step["score"], None, state.n,
                                      "challenger"))
@@ -345,7 +348,7 @@ def grow(search, state, sched):
             f"the grid's {point['n_components']}, then {tried})")
         grown = {**point, "n_components": m}
         model, params = model_on(search, state, grown, state.n)
-        model.fit(state.raw_X, state.data.y, state.data.sample_weight)
+        model.fit(state.data.columns, state.data.y, state.data.sample_weight)
         kept = [s for s in steps if s["kept"]]
         # the grid's configuration with more centres: best_index_ stays the grid's point
         state.consider(Candidate(model, params, dict(best.point), kept[-1]["score"], None,

@@ -123,15 +123,10 @@ class SearchState:
     def n(self):
         return self.data.n
 
-    @property
-    def raw_X(self):
-        """The columns the candidates are fitted and scored on (never the scaled copy)."""
-        return self.data.columns
-
     def score_on_first_fold(self, model):
         """``model``'s score on the first fold's held-out rows (the search's scoring)."""
         valid = self.valid0
-        return float(get_scorer(self.scoring)(model, self.raw_X[valid], self.data.y[valid]))
+        return float(get_scorer(self.scoring)(model, self.data.columns[valid], self.data.y[valid]))
 
     def fit_on(self, model, rows):
         """Fit ``model`` on ``rows`` of the raw columns; the seconds it took."""
@@ -139,7 +134,7 @@ class SearchState:
         weights = self.data.sample_weight[rows]
         # fits on subsamples are short and many: no progress bar of their own
         with config_context(show_progress=False):
-            model.fit(self.raw_X[rows], self.data.y[rows], sample_weight=weights)
+            model.fit(self.data.columns[rows], self.data.y[rows], sample_weight=weights)
         return now() - began
 
     def credit(self, candidate):
