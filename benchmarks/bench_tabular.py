@@ -210,6 +210,7 @@ def one(data, name):
     record["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     if name.startswith("search-"):
         record.update(origin=model.model_origin_, family=model.best_params_["family"],
+                      kernel=model.best_params_.get("kernel", "rbf"),
                       stages=[r.line() for r in model.stages_],
                       metric=None if model.kernel_metric_ is None else
                       model.kernel_metric_.best_round_)

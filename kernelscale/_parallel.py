@@ -15,17 +15,28 @@ The layer is known only once a parallel region has run, so until then calls
 take the lock, and the first one reads the layer.
 
 BLAS's thread limit (:func:`kernelscale.kernels.blas_on_numba_threads`) is the
-other process-wide setting kernelscale touches; it is documented there.
+other process-wide setting kernelscale touches; it is documented there, and
+:func:`large_symmetric_blas` is its one other use.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+from contextlib import contextmanager
 
 import numba
 
-__all__ = ["parallel_guard", "threading_layer_is_safe", "THREAD_SAFE_LAYERS"]
+__all__ = ["parallel_guard", "threading_layer_is_safe", "THREAD_SAFE_LAYERS",
+           "large_symmetric_blas", "SYMMETRIC_THREADS_BYTES"]
+
+#: bytes of an n x n symmetric result from which OpenBLAS's symmetric routines run on
+#: one thread. Its threaded SYRK (also inside POTRF) crashes the process (SIGSEGV) on
+#: large outputs: measured with OpenBLAS 0.3.30 (SciPy's) and 0.3.31 (NumPy's) on 2
+#: threads, float64 SYRK at n = 15,500 (1.9 GB) with k >= 800, float64 POTRF at n =
+#: 16,000, float32 POTRF at n = 28,000; float64 at n = 15,000 (1.8 GB) and float32 at
+#: n = 23,200 (2.15 GB) ran, and every size ran on one thread
+SYMMETRIC_THREADS_BYTES = 1_600_000_000
 
 #: numba's threading layers that may be entered from several threads at once
 THREAD_SAFE_LAYERS = ("tbb", "omp")
@@ -143,3 +154,36 @@ class LoadMeter:
             self._others = min(max(busy / elapsed, 0.0), float(self.cores))
             self._last = reading
         return self._others
+
+
+@contextmanager
+def large_symmetric_blas(n, itemsize):
+    """Run the block's BLAS / LAPACK on one thread when it forms or factors a large
+    ``n x n`` symmetric matrix (at least :data:`SYMMETRIC_THREADS_BYTES`).
+
+    OpenBLAS's threaded SYRK and POTRF crash the process on such matrices (the
+    float64 Cholesky of 16,000 Nystrom centres did). One thread is about twice as
+    slow on 2 cores, and only these O(n^3) steps pay it. The limit is
+    process-wide, as :func:`kernelscale.kernels.blas_on_numba_threads`' is, and
+    restored when the block ends.
+
+    Parameters
+    ----------
+    n : int
+        The symmetric matrix's order.
+    itemsize : int
+        Bytes per entry (4: float32, 8: float64).
+
+    Examples
+    --------
+    >>> from kernelscale._parallel import large_symmetric_blas
+    >>> with large_symmetric_blas(1000, 8):  # small: BLAS keeps its threads
+    ...     pass
+    """
+    if n * n * itemsize < SYMMETRIC_THREADS_BYTES:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield

@@ -140,6 +140,7 @@ def test_ctrl_c_before_the_first_model_says_nothing_was_scored(monkeypatch):
 
 def test_a_failed_gamma_of_falkon_is_dropped_with_a_warning(monkeypatch):
     import kernelscale.model_selection._least_squares as least_squares
+    import kernelscale.model_selection._search as search_module
 
     real, calls = least_squares.whitening, []
 
@@ -149,6 +150,9 @@ def test_a_failed_gamma_of_falkon_is_dropped_with_a_warning(monkeypatch):
             raise np.linalg.LinAlgError("injected")
         return real(*args, **kwargs)
     monkeypatch.setattr(least_squares, "whitening", failing)
+    # the kernel stage's grids would make the first calls: the failure is the grid's
+    monkeypatch.setattr(search_module, "choose_kernel",
+                        lambda search, state, sched: sched.skip("kernel", "not run"))
     X, y = make_nonlinear_problem(600, random_state=0)
     with pytest.warns(UserWarning, match=r"gamma factor .* failed \(LinAlgError: injected\)"):
         search = KernelClassifierCV(families="falkon", n_components=50, gamma_factors=[1, 2, 4],

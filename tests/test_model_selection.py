@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 
 from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier, _clock
-from kernelscale.kernels import RBF
+from kernelscale.kernels import RBF, Laplacian
 from kernelscale.model_selection import (
     SCORERS,
     SearchTimeError,
@@ -67,10 +67,16 @@ def test_ridge_path_solves_the_nystrom_system():
         assert np.allclose(beta, direct, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+@pytest.mark.parametrize("splits", ["folds", "one held-out part"])
 @pytest.mark.parametrize("intercept", [False, True])
-def test_falkon_grid_equals_each_fold_fitted_from_scratch(intercept):
+def test_falkon_grid_equals_each_fold_fitted_from_scratch(intercept, splits, kernel):
     X, y = make_classification(200, n_features=4, random_state=2)
     folds = _folds(X, y)
+    if splits != "folds":
+        # regression: one split's training rows are in no fold's validation rows, so its
+        # statistics cannot be "every row minus the fold" (they were 0: a constant model)
+        folds = folds[:1]
     Y = np.where(y == 1, 1.0, -1.0)[:, None] + (5.0 if intercept else 0.0)
     weights = []
     for train, _ in folds:
@@ -81,16 +87,18 @@ def test_falkon_grid_equals_each_fold_fitted_from_scratch(intercept):
     records, complete = falkon_grid(
         X, Y, weights, folds, gamma_ref=0.2, factors=[0.5, 2.0], alphas=[0.01, 1.0],
         n_components=30, random_state=0, score=lambda f, v: got.append((f, v)) or 0.0,
-        memory_budget=2**26, intercept=intercept)
+        memory_budget=2**26, intercept=intercept, kernel=kernel)
     assert complete and len(records) == 4
+    assert len(got) == 2 * 2 * len(folds)
+    assert {r["gamma"] for r in records} == {0.1, 0.4}
     centers = X[np.random.RandomState(0).choice(200, 30, replace=False)]
     for index, (f, values) in enumerate(got):
         train, val = folds[f]
-        # records of one gamma come alpha by alpha; got holds (fold, alpha) in fold order
-        unit, within = divmod(index, 10)
+        # records of one gamma come fold by fold, alpha by alpha within a fold
+        unit, within = divmod(index, 2 * len(folds))
         gamma = [0.1, 0.4][unit]
         alpha = [0.01, 1.0][within % 2]
-        k = RBF(gamma)
+        k = (RBF if kernel == "rbf" else Laplacian)(gamma)
         K_nm, K_mm = k.gram(X[train], centers, dtype=np.float64), k.gram(centers,
                                                                         dtype=np.float64)
         # with an intercept: the fold's training mean, and ridge on what is left
@@ -269,8 +277,9 @@ def test_refit_centres_are_the_searched_ones(moons, monkeypatch):
     search = KernelClassifierCV(families="falkon", n_components=25, random_state=3).fit(X, y)
     model = search.best_estimator_
     assert isinstance(model, NystromKernelRidgeClassifier) and model.n_components_ == 25
-    assert len(drawn) == 1
-    np.testing.assert_array_equal(model.components_, drawn[0].astype(model.components_.dtype))
+    # the kernel stage's two grids draw first (RBF, Laplacian), then the grid's one
+    assert len(drawn) == 3
+    np.testing.assert_array_equal(model.components_, drawn[-1].astype(model.components_.dtype))
 
 
 def test_halving_screens_gammas_on_subsamples():

@@ -9,6 +9,7 @@ import scipy.linalg
 from scipy.linalg import blas, lapack
 
 from .._constraints import Interval, Options
+from .._parallel import large_symmetric_blas
 from .._validation import resolve_dtype, resolve_memory_budget
 from ..kernels import DEFAULT_COEF0, DEFAULT_DEGREE, KERNEL_CONSTRAINTS, flush_tiny, make_kernel
 from ._base import _FeatureMap
@@ -41,7 +42,8 @@ def _pivoted_cholesky(K, rcond, rank):
     what makes naive Nystrom blow up.
     """
     tol = rcond * float(np.max(np.diag(K)))
-    factor, piv, r, info = lapack.dpstrf(K, tol=tol, lower=1)
+    with large_symmetric_blas(K.shape[0], 8):
+        factor, piv, r, info = lapack.dpstrf(K, tol=tol, lower=1)
     if info < 0:  # pragma: no cover - LAPACK argument error
         raise RuntimeError(f"LAPACK dpstrf failed with info={info}.")
     r = min(int(r), rank) if rank is not None else int(r)
@@ -50,7 +52,8 @@ def _pivoted_cholesky(K, rcond, rank):
 
 def _truncated_eigh(K, rcond, rank):
     """Top eigenpairs of ``K`` with eigenvalues above ``rcond * max(diag(K))``, at most ``rank``."""
-    eigenvalues, eigenvectors = scipy.linalg.eigh(K)
+    with large_symmetric_blas(K.shape[0], K.dtype.itemsize):
+        eigenvalues, eigenvectors = scipy.linalg.eigh(K)
     eigenvalues, eigenvectors = eigenvalues[::-1], eigenvectors[:, ::-1]
     if not eigenvalues[0] > 0:
         raise ValueError(

@@ -227,7 +227,7 @@ class Falkon(Family):
         alphas = np.asarray(space.alphas, dtype=np.float64)
         target = FLOAT32_PENALTY_FLOOR * settings.weight_total
         alpha = float(alphas[np.argmin(np.abs(np.log(alphas / target)))])
-        return {"family": self.name,
+        return {"family": self.name, "kernel": space.kernel,
                 "gamma": float(space.gamma_ref * middle_out(space.factors)[0]),
                 "alpha": alpha, "n_components": int(space.n_components),
                 "dtype": refit_dtype(alpha, settings.dtype, settings.weight_total)}
@@ -242,7 +242,7 @@ class Falkon(Family):
         X = data.X
         m = min(space.n_components, X.shape[0])
         return falkon_grid_memory(X, m, len(folds), self._n_targets(task, data),
-                                  len(space.alphas), settings.memory_budget)[0]
+                                  len(space.alphas), settings.memory_budget, space.kernel)[0]
 
     def run(self, task, data, folds, space, settings, deadline, on_unit):
         s, X = settings, data.X
@@ -271,6 +271,7 @@ class Falkon(Family):
             records = [{**r, "alpha": r["alpha"] / scale} for r in records]
             return _records(self.name, records,
                             ("scores", "fit_times", "score_times", "values"),
+                            kernel=lambda r: space.kernel,
                             alpha="alpha", n_components="n_components",
                             dtype=lambda r: refit_dtype(r["alpha"], s.dtype,
                                                         s.weight_total))
@@ -285,7 +286,8 @@ class Falkon(Family):
             random_state=s.random_state, score=lambda f, values: scorers[f](values),
             memory_budget=s.memory_budget, deadline=deadline,
             on_unit=lambda records: on_unit(record(records)),
-            keep_values=task == "classifier", intercept=task == "regressor")
+            keep_values=task == "classifier", intercept=task == "regressor",
+            kernel=space.kernel)
         return record(records), complete
 
     def model(self, params, settings, task):
@@ -293,12 +295,14 @@ class Falkon(Family):
         if task == "regressor":
             # far from every centre its predictions are the targets' mean, not 0
             return NystromKernelRidge(n_components=params["n_components"],
+                                      kernel=params.get("kernel", "rbf"),
                                       gamma=params["gamma"], alpha=params["alpha"],
                                       fit_intercept=True,
                                       dtype=params["dtype"], memory_budget=s.memory_budget,
                                       random_state=s.random_state)
         return NystromKernelRidgeClassifier(
-            n_components=params["n_components"], gamma=params["gamma"], alpha=params["alpha"],
+            n_components=params["n_components"], kernel=params.get("kernel", "rbf"),
+            gamma=params["gamma"], alpha=params["alpha"],
             dtype=params["dtype"], class_weight=s.class_weight,
             memory_budget=s.memory_budget, probability=s.probability,
             random_state=s.random_state)

@@ -45,10 +45,16 @@ class SearchTimeError(ValueError):
 def raw_params(search, point):
     """``point`` (in the searched columns) as the parameters of a model of the raw columns."""
     params = dict(point)
+    laplacian = point.get("kernel") == "laplacian"
     if getattr(search, "kernel_metric_", None) is not None:  # the learned metric, scaled
-        params["gamma"] = search.kernel_metric_.metric_.scaled(point["gamma"])
+        # on the rows x L, an RBF's gamma scales M = L L^T, a Laplacian's scales L
+        params["gamma"] = search.kernel_metric_.metric_.scaled(
+            point["gamma"] ** 2 if laplacian else point["gamma"])
     elif search.widths_ is not None:
-        params["gamma"] = point["gamma"] * search.widths_.gamma_
+        # the columns were scaled by sqrt(widths): an RBF's squared distances carry the
+        # widths, a Laplacian's absolute differences their square roots
+        widths = search.widths_.gamma_
+        params["gamma"] = point["gamma"] * (np.sqrt(widths) if laplacian else widths)
     return params
 
 

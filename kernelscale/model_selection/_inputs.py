@@ -77,6 +77,8 @@ class SearchSpace:
         The SVM families' penalties (None for a regressor).
     alphas : sequence of float or None
         FALKON's penalties, each a sum over every row.
+    kernel : {"rbf", "laplacian"}
+        FALKON's kernel (the other families' is RBF).
     """
 
     factors: list
@@ -84,6 +86,7 @@ class SearchSpace:
     n_components: int
     Cs: object = None
     alphas: object = None
+    kernel: str = "rbf"
 
     def with_factors(self, factors):
         """This grid with only the gamma ``factors`` given."""

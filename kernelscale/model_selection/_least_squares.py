@@ -25,9 +25,10 @@ import numpy as np
 from scipy import linalg
 
 from .._clock import checkpoint, now
+from .._parallel import large_symmetric_blas
 from .._planner import block_rows, falkon_grid_plan, falkon_grid_row_bytes
 from ..feature_maps import select_landmarks
-from ..kernels import RBF
+from ..kernels import RBF, Laplacian
 from ._runner import run_units
 
 __all__ = ["falkon_grid", "falkon_grid_memory", "fold_statistics", "ridge_path", "whitening",
@@ -123,7 +124,8 @@ def ridge_path(A, b, basis, alphas):
     """
     M = basis.T @ A @ basis
     M = (M + M.T) / 2
-    s, U = linalg.eigh(M, check_finite=False)
+    with large_symmetric_blas(M.shape[0], M.dtype.itemsize):
+        s, U = linalg.eigh(M, check_finite=False)
     # a fold's statistics (total minus the fold) carry round-off that whitening
     # can turn slightly negative: M is semi-definite, so those are 0
     s = np.maximum(s, 0.0)
@@ -138,19 +140,24 @@ def whitening(K_mm, rcond=_RCOND, scale=None):
     ``scale``: None for the largest eigenvalue; :class:`kernelscale.feature_maps.Nystroem`
     measures its cutoff against the largest diagonal entry instead.
     """
-    r, V = linalg.eigh(K_mm, check_finite=False)
+    with large_symmetric_blas(K_mm.shape[0], K_mm.dtype.itemsize):
+        r, V = linalg.eigh(K_mm, check_finite=False)
     scale = r[-1] if scale is None else scale
     keep = r > rcond * max(scale, np.finfo(np.float64).tiny)
     return V[:, keep] / np.sqrt(r[keep])
 
 
-def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget):
+#: the kernels of :func:`falkon_grid`
+GRID_KERNELS = {"rbf": RBF, "laplacian": Laplacian}
+
+
+def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget, kernel="rbf"):
     """The grid's memory plan for ``m`` centres, checked: ``(plan, prepared_row, row_bytes)``.
 
     Raises :class:`kernelscale.MemoryBudgetError` (naming the budget that would do)
     where the ``m x m`` statistics and 64 rows of kernel blocks do not fit.
     """
-    kernel = RBF(1.0)
+    kernel = GRID_KERNELS[kernel](1.0)
     prepared_row = kernel.prepare(X[:1], np.float64).bytes_per_row(X)
     row_bytes = falkon_grid_row_bytes(prepared_row, m, X.shape[1], n_targets, n_alphas)
     plan = falkon_grid_plan(n=X.shape[0], m=m, n_folds=n_folds, n_targets=n_targets,
@@ -163,8 +170,8 @@ def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget):
 
 def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_components,
                 random_state, score, memory_budget, deadline=None, on_unit=None,
-                keep_values=False, intercept=False):
-    """Cross-validated scores of Nystrom kernel ridge (RBF) for every (gamma, alpha).
+                keep_values=False, intercept=False, kernel="rbf"):
+    """Cross-validated scores of Nystrom kernel ridge for every (gamma, alpha).
 
     The kernel against the centres is never held whole: each gamma makes one
     pass over the rows in blocks to sum every fold's statistics, and one more,
@@ -200,6 +207,8 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         Each fold fits its training targets' weighted mean as an intercept and the
         kernel part on what is left (``NystromKernelRidge(fit_intercept=True)``):
         the statistics carry one more column, ``K^T W 1``, which centres ``K^T W Y``.
+    kernel : {"rbf", "laplacian"}, default="rbf"
+        ``exp(-gamma ||x - y||^2)`` or ``exp(-gamma ||x - y||_1)``.
 
     Returns
     -------
@@ -208,7 +217,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         ``score_times`` per fold.
     complete : bool
     """
-    kernel = RBF(gamma_ref)
+    kernel_name, kernel = kernel, GRID_KERNELS[kernel](gamma_ref)
     start = now()
     n, t = X.shape[0], Y.shape[1]
     fold_means = [np.zeros(t)] * len(folds)
@@ -216,17 +225,21 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         fold_means = [(w @ Y) / max(float(w.sum()), np.finfo(np.float64).tiny) for w in weights]
         Y = np.hstack([Y, np.ones((n, 1))])  # its statistics column is K^T W 1
     largest = np.max(weights, axis=0)
-    # "total minus the fold" needs folds that partition the rows, with one weight per row
-    merged = all(np.array_equal(w[tr], largest[tr]) and tr.size + va.size == n
-                 and np.unique(np.concatenate([tr, va])).size == n
-                 for w, (tr, va) in zip(weights, folds))
+    # "total minus the fold" needs folds whose validation rows partition the rows (a
+    # single held-out split does not: its training rows would be in no fold's sum),
+    # with one weight per row
+    validation = np.concatenate([va for _, va in folds])
+    merged = validation.size == n and np.array_equal(np.sort(validation), np.arange(n)) \
+        and all(np.array_equal(w[tr], largest[tr]) and tr.size + va.size == n
+                and np.unique(np.concatenate([tr, va])).size == n
+                for w, (tr, va) in zip(weights, folds))
     rng = np.random.RandomState(random_state)
     requested = int(min(n_components, n))
     centers, _ = select_landmarks(X, requested, "uniform", rng, kernel=kernel,
                                   memory_budget=memory_budget)
     m = centers.shape[0]  # duplicate rows are drawn once (the refit draws as many)
     plan, prepared_row, row_bytes = falkon_grid_memory(X, m, len(folds), Y.shape[1],
-                                                       len(alphas), memory_budget)
+                                                       len(alphas), memory_budget, kernel_name)
     D_mm = kernel.distances(centers, dtype=np.float64, memory_budget=plan.block_bytes)
     rows_per_block = block_rows(n, row_bytes, plan.block_bytes, "the FALKON grid")
     # fold by fold (validation rows together), so that the scoring pass holds one

@@ -66,7 +66,12 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         held-out rows kept, from 5,000 rows of 2 to 200 dense features (True: on
         any data; False or "none": not learned). ``gamma_factors`` then scale the
         learned kernel and its penalty joins the alphas. Their time is priced
-        from their measured steps within ``time_budget``.
+        from their measured steps within ``time_budget``. Where FALKON is the one
+        family, its kernel is then chosen: RBF or the Laplacian
+        ``exp(-gamma ||x - y||_1)``, both grids scored on one held-out part of a
+        subsample, the Laplacian kept only where it scores higher
+        (``best_params_["kernel"]``; its time priced from the grid's measured
+        units).
     dtype : {None, "float32", "float64"}, default=None
         dtype of the refitted FALKON model (the other families' refits are
         float32 as their own defaults). The grid scores the exact minimiser of

@@ -39,6 +39,7 @@ from ._exact import exact_grid_memory
 from ._families import FALKON, check_families, check_family_memory
 from ._first_model import SearchTimeError, first_model
 from ._inputs import SearchData, SearchSettings, SearchSpace
+from ._kernel_stage import choose_kernel
 from ._refit import challenge, grow, refit
 from ._results import cv_results, edge_note, leaderboard
 from ._schedule import Scheduler, print_stage
@@ -87,8 +88,8 @@ class KernelSearch(BaseEstimator):
         self.stages_ = scheduler.records
         self.halving_ = [] if state.settings.halving else None
         try:
-            for stage in (first_model, price_grid, learn_metric, screen, grid, refit, challenge,
-                          grow):
+            for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
+                          refit, challenge, grow):
                 stage(self, state, scheduler)
         except KeyboardInterrupt:
             if state.best is None:

@@ -16,7 +16,7 @@ from ._schedule import CostCurve
 from ._widths import KernelWidths, WidthsTimeError
 
 __all__ = ["learn_metric", "learn_agop", "use_metric", "wants_widths", "run_seconds",
-           "WIDTHS_MIN_ROWS", "WIDTHS_MAX_FEATURES"]
+           "WIDTHS_MIN_ROWS", "WIDTHS_MAX_FEATURES", "grid_reserve"]
 
 #: the most of the time budget the widths may take
 WIDTHS_SHARE = 0.25
@@ -97,7 +97,7 @@ def _learn_widths(search, state, sched):
     budget = state.settings.memory_budget
     n = X.shape[0]
     wanted = rows = int(min(n, KernelWidths().max_samples))
-    reserve = _grid_reserve(state, sched, n)
+    reserve = grid_reserve(state, sched, n)
     granted = None
     if sched.end is not None:
         granted = min(WIDTHS_SHARE * sched.budget_s, sched.left() - reserve)
@@ -151,7 +151,7 @@ def _learn_widths(search, state, sched):
     return widths if run.outcome in ("done", "shrunk") else None
 
 
-def _grid_reserve(state, sched, n):
+def grid_reserve(state, sched, n):
     """Seconds the metric leaves the grid and the refit: the refit, and the grid's middle
     gamma on every row, or (where that is most of the time left: the grid then runs on a
     subsample) ``GRID_LEAST_SHARE`` of what is left."""
@@ -210,7 +210,7 @@ def learn_agop(search, state, sched, widths):
     classifier = state.task == "classifier"
     y = state.data.y if classifier or state.data.y.ndim == 1 else state.data.y[:, 0]
     n = X.shape[0]
-    reserve = _grid_reserve(state, sched, n)
+    reserve = grid_reserve(state, sched, n)
     rows = int(min(n, KernelMetric().max_samples))
     options = dict(task="classification" if classifier else "regression",
                    init=None if widths is None else widths.gamma_,

@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
+from .._parallel import large_symmetric_blas
 from .._planner import sparse_row_bytes
 from .._validation import iter_row_blocks
 
@@ -55,7 +56,8 @@ def rmatvec(Z, v, bias, memory_budget):
 def _syrk(A, alpha):
     """Upper triangle of ``alpha A^T A`` for C-contiguous dense ``A`` (``A^T`` is F-ordered)."""
     routine = blas.ssyrk if A.dtype == np.float32 else blas.dsyrk
-    return routine(alpha, A.T, trans=0, lower=0)
+    with large_symmetric_blas(A.shape[1], A.dtype.itemsize):
+        return routine(alpha, A.T, trans=0, lower=0)
 
 
 def _weighted_block(Z, rows, start, stop, weights):

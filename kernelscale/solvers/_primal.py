@@ -20,6 +20,7 @@ import scipy.linalg
 import scipy.optimize
 
 from .._clock import checkpoint
+from .._parallel import large_symmetric_blas
 from ._blocked import margins, rmatvec, weighted_gram
 
 __all__ = [
@@ -140,14 +141,16 @@ def squared_hinge_newton(
             return w, it - 1, True
         # weighted_gram keeps H valid in its upper triangle, all cho_factor reads
         try:
-            factor = scipy.linalg.cho_factor(H, lower=False)
+            with large_symmetric_blas(H.shape[0], H.dtype.itemsize):
+                factor = scipy.linalg.cho_factor(H, lower=False)
         except np.linalg.LinAlgError:
             # H = I + 2 C sum z z^T: at a large C the rounding of float32 row blocks
             # (and of rows added and removed one by one) can outweigh the I and
             # leave it indefinite; rebuild it from the active rows in float64
             Z64 = Z if Z.dtype == np.float64 else Z.astype(np.float64)
             H = _active_hessian(Z64, active, twice_c, bias, memory_budget)
-            factor = scipy.linalg.cho_factor(H, lower=False)
+            with large_symmetric_blas(H.shape[0], H.dtype.itemsize):
+                factor = scipy.linalg.cho_factor(H, lower=False)
         direction = -scipy.linalg.cho_solve(factor, grad)
         delta = margins(Z, direction, 0.0, memory_budget) + bias * direction[d]
         step = _line_search(w, direction, y, C, m, delta)

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._parallel import large_symmetric_blas
 from .._planner import sparse_row_bytes
 from .._validation import iter_row_blocks
 
@@ -62,13 +63,14 @@ class RidgeStatistics:
         mean_z = np.asarray(s.astype(Z.dtype) @ Z, dtype=np.float64) / weight
         mean_y = (s @ Y) / weight
         centred = Z - mean_z.astype(Z.dtype)
-        if np.all(s == s[0]):
-            # equal weights (the usual case): scale the small product, not a copy of Z
-            zz = s[0] * np.asarray(centred.T @ centred, dtype=np.float64)
-        else:
-            root = np.sqrt(s).astype(Z.dtype)
-            scaled = centred * root[:, None]
-            zz = np.asarray(scaled.T @ scaled, dtype=np.float64)
+        with large_symmetric_blas(Z.shape[1], Z.dtype.itemsize):
+            if np.all(s == s[0]):
+                # equal weights (the usual case): scale the small product, not a copy of Z
+                zz = s[0] * np.asarray(centred.T @ centred, dtype=np.float64)
+            else:
+                root = np.sqrt(s).astype(Z.dtype)
+                scaled = centred * root[:, None]
+                zz = np.asarray(scaled.T @ scaled, dtype=np.float64)
         zy = np.asarray(centred.T @ (s[:, None] * (Y - mean_y)).astype(Z.dtype), dtype=np.float64)
         return self.merge(weight, mean_z, mean_y, zz, zy)
 
@@ -107,10 +109,11 @@ def solve_ridge(stats, alpha, fit_intercept=True):
         A += stats.weight * np.outer(stats.mean_z, stats.mean_z)
         B += stats.weight * np.outer(stats.mean_z, stats.mean_y)
     A[np.diag_indices_from(A)] += alpha
-    try:
-        beta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), B)
-    except np.linalg.LinAlgError:
-        # singular (alpha = 0 with collinear features): minimum-norm least squares
-        beta = scipy.linalg.lstsq(A, B, cond=1e-10)[0]
+    with large_symmetric_blas(A.shape[0], A.dtype.itemsize):
+        try:
+            beta = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), B)
+        except np.linalg.LinAlgError:
+            # singular (alpha = 0 with collinear features): minimum-norm least squares
+            beta = scipy.linalg.lstsq(A, B, cond=1e-10)[0]
     intercept = stats.mean_y - stats.mean_z @ beta if fit_intercept else np.zeros(B.shape[1])
     return beta.T, intercept

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 import scipy.linalg
 
-from ..._parallel import parallel_guard
+from ..._parallel import large_symmetric_blas, parallel_guard
 from ._settings import FALKON_SETTINGS
 from ._triangular import solve_triangular
 
@@ -111,6 +111,12 @@ class FalkonPreconditioner:
             _mirror(F, False)  # F's upper (W's lower) still holds K_mm
             np.einsum("ii->i", W)[:] = k_diagonal
 
+        with large_symmetric_blas(m, self.dtype.itemsize):
+            self._factor(W, F, restore_kernel, lam)
+        self.buffer = F
+
+    def _factor(self, W, F, restore_kernel, lam):
+        m = W.shape[0]
         # W's upper triangle <- T (F's lower triangle holds T^T)
         self.jitter = _factor_in_place(W, False, "centres", restore_kernel)
         self.diag_T = np.diagonal(W).copy()
@@ -133,7 +139,6 @@ class FalkonPreconditioner:
         # W's lower triangle <- A^T (F's upper triangle holds A)
         _factor_in_place(W, True, "preconditioner", gram)
         self.diag_A = np.diagonal(W).copy()
-        self.buffer = F
 
     def _T(self, B, trans):
         return solve_triangular(self.buffer, B, lower=True, trans=not trans, diag=self.diag_T)
