@@ -102,3 +102,21 @@ def test_a_tight_budget_skips_the_stage_with_its_price():
     stage = _stage(search)
     assert stage.outcome == "skipped"
     assert "skipped for time" in stage.note or "not needed" in stage.note
+
+
+def test_a_rare_class_keeps_rbf_without_ranking_kernels_on_a_few_rows():
+    X, y = _smooth(1500, 1)
+    rare = y > np.quantile(y, 0.97)  # 45 rows of the rare class, ~15 held out
+    search = KernelClassifierCV(**SMALL, alphas=[1.0, 10.0]).fit(X, rare)
+    stage = _stage(search)
+    assert stage.outcome == "skipped" and "of the rarest class" in stage.note
+    assert search.best_params_["kernel"] == "rbf"
+
+
+def test_a_classifier_with_enough_rows_of_each_class_ranks_the_kernels():
+    X, y = _steps(1200, 1)
+    search = KernelClassifierCV(**SMALL).fit(X, y > np.median(y))
+    stage = _stage(search)
+    assert stage.outcome == "done" and "kept" in stage.note
+    assert search.best_params_["kernel"] in ("rbf", "laplacian")
+    assert search.best_estimator_.kernel == search.best_params_["kernel"]

@@ -9,8 +9,9 @@ model did there; doubling goes on while the measured fit, its refit on every row
 and the next doubling (predicted from the measured fits) fit the budget and
 the ``m x m`` factors fit the memory budget. Past the centres whose ``K(X, C)``
 the memory budget can keep, FALKON recomputes its kernel blocks at every
-conjugate-gradient step: the first such doubling is predicted at
-``RECOMPUTE_STEPS`` times the kept one's cost (then measured like the others), so
+conjugate-gradient step: the first such doubling is predicted with
+``RECOMPUTE_STEPS`` times the part of the kept fits' cost that is linear in the
+centres (the m x m factorisations are not repeated; then measured like the others), so
 that at 1e6 rows the default budget's ~1,300 kept centres are exceeded only where
 the time left pays for the recomputation. So the refitted model is one that was
 scored, on one fold, and never one that scored worse than the grid's.
@@ -108,12 +109,12 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     measured = [(m, refit_seconds / growth, m <= refit_held)]
     while 2 * best_m <= cap:
         nxt = 2 * best_m
-        # the fold's fit, and the refit on every row (growth times its rows)
-        predicted = fit_seconds([(c, t) for c, t, _ in measured], nxt) * (1.0 + growth)
-        if nxt > held and measured[-1][2]:
-            # the kernel blocks recomputed at every CG step from here: the measured fits
-            # kept them
-            predicted *= RECOMPUTE_STEPS
+        # the fold's fit, and the refit on every row (growth times its rows); from here
+        # on the kernel blocks recomputed at every CG step, where the measured fits kept
+        # them (only the part linear in m, not the m x m factorisations, is repeated)
+        recompute = nxt > held and measured[-1][2]
+        predicted = fit_seconds([(c, t) for c, t, _ in measured], nxt,
+                                recompute=recompute) * (1.0 + growth)
         if now() + predicted > end:
             break
         began = now()
@@ -131,14 +132,16 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     return best_m
 
 
-def fit_seconds(measured, m):
+def fit_seconds(measured, m, *, recompute=False):
     """A FALKON fit's seconds with ``m`` centres, from the fits ``measured``.
 
     Its cost is ``a m`` (the kernel blocks and CG: n m per pass) plus ``b m^3`` (the
     m x m factorisations), so each doubling costs 2x to 8x the last. From one
     measurement the cost is taken as linear (the grid's centres, where the cubic
     term is small); from two, ``a`` and ``b`` are solved from the last two (b >= 0),
-    and the prediction is at least twice the last fit.
+    and the prediction is at least twice the last fit. ``recompute``: the measured
+    fits kept ``K(X, C)`` and this one builds it at every CG step, ``RECOMPUTE_STEPS``
+    times the linear part (the whole fit where only one was measured).
 
     Examples
     --------
@@ -146,15 +149,18 @@ def fit_seconds(measured, m):
     4.0
     >>> round(fit_seconds([(1000, 2.0), (2000, 8.0)], 4000), 1)  # mostly cubic
     48.0
+    >>> round(fit_seconds([(1000, 2.0), (2000, 8.0)], 4000, recompute=True), 1)
+    149.3
     """
+    steps = RECOMPUTE_STEPS if recompute else 1.0
     m1, t1 = measured[-1]
     if len(measured) < 2:
-        return t1 * m / m1
+        return steps * t1 * m / m1
     m0, t0 = measured[-2]
     # t = a m + b m^3 through both points
     b = max(0.0, (t1 * m0 - t0 * m1) / (m1**3 * m0 - m0**3 * m1))
     a = max(0.0, (t1 - b * m1**3) / m1)
-    return max(t1 * m / m1, a * m + b * m**3)
+    return max(t1 * m / m1, steps * a * m + b * m**3)
 
 
 def exact_challenger(make_svc, X, y, sample_weight, fold, scored, *, scoring, task, end, seed,
