@@ -10,6 +10,7 @@ from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidg
 from kernelscale.kernels import RBF, Laplacian, Metric
 from kernelscale.model_selection._first_model import raw_params
 from kernelscale.model_selection._kernel_stage import laplacian_gamma_ref
+from kernelscale.persistence import load_model, save_model
 
 SMALL = dict(families="falkon", n_components=150, cv=3, gamma_factors=[0.25, 1.0, 4.0],
              random_state=0)
@@ -65,7 +66,7 @@ def test_raw_parameters_are_the_searched_kernel_on_the_raw_columns(kernel, learn
     assert np.allclose(on_raw, cls(gamma).gram(searched, dtype=np.float64), atol=1e-12)
 
 
-def test_the_search_keeps_the_laplacian_where_it_scores_higher():
+def test_the_search_keeps_the_laplacian_where_it_scores_higher(tmp_path):
     X, y = _steps(1200, 1)
     search = KernelRegressorCV(**SMALL).fit(X, y)
     note = _stage(search).note
@@ -78,6 +79,11 @@ def test_the_search_keeps_the_laplacian_where_it_scores_higher():
     again = NystromKernelRidge(**params).fit(X, y)
     X_test, _ = _steps(200, 2)
     assert np.allclose(again.predict(X_test), search.predict(X_test))
+    # a model file keeps the kernel and its per-feature gamma
+    save_model(search.best_estimator_, tmp_path / "laplacian.ksm")
+    loaded = load_model(tmp_path / "laplacian.ksm")
+    assert loaded.kernel == "laplacian"
+    assert np.array_equal(loaded.predict(X_test), search.predict(X_test))
 
 
 def test_the_search_keeps_rbf_on_a_smooth_target():

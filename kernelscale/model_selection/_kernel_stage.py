@@ -15,6 +15,8 @@ kept.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .._clock import now
@@ -139,7 +141,5 @@ def choose_kernel(search, state, sched):
 
 
 def _space_of(space, kernel, gamma_ref):
-    import dataclasses
-
     return dataclasses.replace(space, kernel=kernel, gamma_ref=gamma_ref,
                                factors=list(space.factors))
