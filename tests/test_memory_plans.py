@@ -38,6 +38,13 @@ def _regression(n, d=8):
     return X, np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
 
 
+def _steps(n):
+    """A target that steps in discrete-valued columns (where the Laplacian is kept)."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, size=(n, 4)).astype(float) + rng.uniform(-0.3, 0.3, (n, 4))
+    return X, 2 * np.floor(X[:, 0]) + 3 * (X[:, 1] > 2.5) - (X[:, 3] > 3.5)
+
+
 def _returned(result):
     if isinstance(result, np.ndarray):
         return result.nbytes
@@ -113,6 +120,13 @@ PATHS = {
     # issue 45: a regressor's grid carries one more statistics column (its intercept)
     "FALKON grid of a regressor (intercept)": (
         8 * MIB, lambda: _regression(20000),
+        lambda d, b: ks.KernelRegressorCV(families="falkon", gamma_factors=[0.5, 2],
+                                          n_components=200, memory_budget=b,
+                                          random_state=0).fit(*d)),
+    # stop 51: the kernel stage's two grids and a Laplacian grid (its L1 distances' rows
+    # priced by the kernel's own prepare), on steps where the Laplacian is kept
+    "FALKON grid, the Laplacian kept": (
+        8 * MIB, lambda: _steps(20000),
         lambda d, b: ks.KernelRegressorCV(families="falkon", gamma_factors=[0.5, 2],
                                           n_components=200, memory_budget=b,
                                           random_state=0).fit(*d)),

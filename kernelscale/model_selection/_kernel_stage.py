@@ -22,7 +22,7 @@ import numpy as np
 from .._clock import now
 from ._deadline import Deadline
 from ._families import FALKON, run_family
-from ._first_model import predicted_unit
+from ._first_model import SIZED_SHARE, predicted_unit
 from ._halving import subsample_data, subsample_folds
 from ._widths_stage import grid_reserve
 
@@ -43,9 +43,11 @@ KERNEL_LEAST_ROWS = 3_000
 KERNEL_LEAST_CLASS_ROWS = 100
 #: pairs of rows the Laplacian's reference scale is measured on
 SCALE_PAIRS = 4_000
-#: one held-out part costs about this share of a grid unit on every fold (the
-#: statistics pass is shared; the m x m eigendecompositions fall from folds + 1 to 2)
-ONE_FOLD_SHARE = 0.5
+#: one held-out part costs about this share of a grid unit on every fold (its
+#: statistics pass is the same; fewer m x m eigendecompositions). 0.5 was too few: on a
+#: loaded machine both grids on 9,800 diamonds took 30 s against 18 s predicted, and the
+#: grid after them was stopped (the first model came back)
+ONE_FOLD_SHARE = 1.0
 
 
 def laplacian_gamma_ref(X, random_state):
@@ -84,14 +86,16 @@ def choose_kernel(search, state, sched):
     rows = int(min(n, KERNEL_MAX_ROWS))
     n_units = len(KERNEL_CHOICES) * len(state.space.factors)
     reserve = grid_reserve(state, sched, n)
+    granted = None
     if sched.end is not None:
         granted = min(KERNEL_SHARE * sched.budget_s, sched.left() - reserve)
 
         def cost(r):  # both grids, one held-out part, at the grid's measured prices
             return n_units * ONE_FOLD_SHARE * predicted_unit(state, r)
-        while rows > KERNEL_LEAST_ROWS and cost(rows) > granted:
+        # a stopped grid loses the comparison: sized to SIZED_SHARE of the grant
+        while rows > KERNEL_LEAST_ROWS and cost(rows) > SIZED_SHARE * granted:
             rows = int(rows * 0.7)
-        if rows < min(KERNEL_LEAST_ROWS, n) or cost(rows) > granted:
+        if rows < min(KERNEL_LEAST_ROWS, n) or cost(rows) > SIZED_SHARE * granted:
             sched.skip("kernel", (
                 f"skipped for time: both kernels' grids on {rows} rows are predicted at "
                 f"{cost(rows):.1f} s, and {max(granted, 0.0):.1f} s are left beside the "
@@ -113,12 +117,13 @@ def choose_kernel(search, state, sched):
                 "(the RBF kernel is kept)"))
             return
     references = {"rbf": state.space.gamma_ref, "laplacian": laplacian_gamma_ref(part.X, seed)}
-    with sched.stage("kernel", reserve=reserve) as run:
+    best, notes, kept = {}, [], "rbf"  # a stage stopped by its grant keeps RBF
+    with sched.stage("kernel", reserve=reserve, seconds=granted) as run:
         deadline = None if sched.end is None else Deadline(run.until)
-        best, notes = {}, []
         for kernel in KERNEL_CHOICES:
             began = now()
-            space = _space_of(state.space, kernel, references[kernel])
+            space = dataclasses.replace(state.space, kernel=kernel,
+                                        gamma_ref=references[kernel])
             records, complete = run_family(FALKON.name, state.task, part, folds, space,
                                            state.settings, deadline, lambda records: None)
             state.n_scored += len(records)
@@ -138,8 +143,3 @@ def choose_kernel(search, state, sched):
         state.space.kernel, state.space.gamma_ref = kept, references[kept]
         state.choices.append(f"the {kept} kernel (held-out {best[kept]:.4f} against "
                              f"{best['rbf']:.4f} for RBF on {rows} rows)")
-
-
-def _space_of(space, kernel, gamma_ref):
-    return dataclasses.replace(space, kernel=kernel, gamma_ref=gamma_ref,
-                               factors=list(space.factors))
