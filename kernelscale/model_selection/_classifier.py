@@ -114,9 +114,13 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         Fold shuffling and FALKON's centres.
     verbose : int, default=0
         1: a progress bar with the best score so far; 2: also the leaderboard.
-    class_weight : dict, "balanced" or None, default=None
+    class_weight : dict, "balanced", "auto" or None, default="auto"
         As :class:`kernelscale.KernelSVC`'s (per fold: "balanced" uses the
-        fold's counts).
+        fold's counts). "auto": where the rarest class holds under half its
+        balanced share of the rows, the grid's best gamma is cross-validated
+        again with ``class_weight="balanced"`` (within the time budget) and
+        the refit takes whichever scored higher (``best_params_``'s
+        ``class_weight``); otherwise None.
     multiclass : {"ovo", "ovr"}, default="ovo"
         How the SVM trains several classes.
     break_ties : bool, default=False
@@ -202,14 +206,14 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         **KernelSearch._parameter_constraints,
         "Cs": [None, "array-like"],
         "alphas": [None, "array-like"],
-        "class_weight": [None, "dict", Options("balanced")],
+        "class_weight": [None, "dict", Options("balanced", "auto")],
         "multiclass": [Options("ovo", "ovr")],
         "break_ties": ["boolean"],
         "probability": ["boolean"],
     }
 
     def __init__(self, *, families="auto", gamma_factors=None, Cs=None, alphas=None,
-                 n_components=None, cv=5, scoring=None, class_weight=None, multiclass="ovo",
+                 n_components=None, cv=5, scoring=None, class_weight="auto", multiclass="ovo",
                  break_ties=False, probability=False, halving="auto", learn_widths="auto",
                  dtype=None, time_budget=None, memory_budget=None, n_jobs=None,
                  random_state=None, verbose=0):
@@ -253,7 +257,10 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
                 "alphas": check_grid("alphas", self.alphas, default=default_alphas(n))}
 
     def _classifier_settings(self):
-        return {"class_weight": self.class_weight, "multiclass": self.multiclass,
+        # "auto": the grid weighs no class; the class-weight stage tries "balanced"
+        weights = None if isinstance(self.class_weight, str) and self.class_weight == "auto" \
+            else self.class_weight
+        return {"class_weight": weights, "multiclass": self.multiclass,
                 "break_ties": self.break_ties, "probability": self.probability}
 
     def _best_model(self, p, s):

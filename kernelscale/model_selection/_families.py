@@ -11,6 +11,7 @@ reads it from :data:`FAMILIES` (``EXACT_SVM.name``, ``FALKON.name``).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from abc import ABC, abstractmethod
 
@@ -467,5 +468,8 @@ def check_family_memory(family, task, data, folds, space, settings):
 
 
 def classifier_model(params, settings):
-    """The (unfitted) classifier of a configuration ``params``."""
+    """The (unfitted) classifier of a configuration ``params`` (its ``class_weight``,
+    where the search chose one, over the settings')."""
+    if "class_weight" in params:
+        settings = dataclasses.replace(settings, class_weight=params["class_weight"])
     return FAMILIES[params["family"]].model(params, settings, "classifier")

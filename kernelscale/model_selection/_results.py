@@ -8,7 +8,8 @@ from scipy.stats import rankdata
 __all__ = ["PARAM_NAMES", "cv_results", "leaderboard", "edge_note"]
 
 #: the searched parameters, in the order the tables show them
-PARAM_NAMES = ("family", "gamma", "C", "alpha", "n_components", "dtype")
+PARAM_NAMES = ("family", "kernel", "gamma", "C", "alpha", "n_components", "dtype",
+               "class_weight")
 
 
 def _masked(values):

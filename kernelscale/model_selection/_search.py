@@ -35,6 +35,7 @@ from ..datasets import TabularEncoder, is_frame, needs_encoding
 from ..kernels import make_kernel
 from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
 from ._choice import EXACT_MAX_ROWS, choose_families
+from ._class_weight_stage import weigh_classes
 from ._exact import exact_grid_memory
 from ._families import FALKON, check_families, check_family_memory
 from ._first_model import SearchTimeError, first_model
@@ -89,7 +90,7 @@ class KernelSearch(BaseEstimator):
         self.halving_ = [] if state.settings.halving else None
         try:
             for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
-                          refit, challenge, grow):
+                          weigh_classes, refit, challenge, grow):
                 stage(self, state, scheduler)
         except KeyboardInterrupt:
             if state.best is None:
@@ -157,7 +158,8 @@ class KernelSearch(BaseEstimator):
             exact_plan = None
             if classifier:  # the grid's own plan: one answer to "does the matrix fit"
                 exact_plan = exact_grid_memory(
-                    data.y_index, self.classes_, sw, folds, self.class_weight,
+                    data.y_index, self.classes_, sw, folds,
+                    self._classifier_settings()["class_weight"],
                     self.multiclass, effective_n_jobs(self.n_jobs), budget - copy)
             families, choice = choose_families(
                 self._task, n, d, len(self.classes_) if classifier else None, budget - copy,

@@ -119,7 +119,7 @@ def screen(search, state, sched):
     part_y = state.data.y_index[:rows]
     part_folds = [(np.arange(rows), np.arange(0))] * int(search.cv)
     plan = exact_grid_memory(part_y, search.classes_, state.data.sample_weight[:rows],
-                             part_folds, search.class_weight, search.multiclass,
+                             part_folds, state.settings.class_weight, search.multiclass,
                              state.settings.n_jobs, state.settings.memory_budget)
     if plan.choice == "rows":
         sched.skip("screen", f"skipped: the exact SVM's matrix of {rows} rows does not fit the "
