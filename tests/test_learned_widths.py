@@ -5,41 +5,53 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.metrics.pairwise import laplacian_kernel, rbf_kernel
 
 from kernelscale import KernelWidths, learn_widths
 from kernelscale.datasets import make_nonlinear_problem
-from kernelscale.kernels import RBF
+from kernelscale.kernels import RBF, Laplacian
 from kernelscale.solvers import holdout_loss
-from kernelscale.solvers._widths import width_statistics
+from kernelscale.solvers._widths import width_statistics, width_statistics_l1
 
 RNG = np.random.default_rng(0)
 
 
-def test_width_statistics_is_the_weighted_sum_it_names():
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_width_statistics_is_the_weighted_sum_it_names(kernel):
     X, Z = RNG.standard_normal((30, 4)), RNG.standard_normal((7, 4))
     K, a, b = RNG.random((30, 7)), RNG.standard_normal((30, 2)), RNG.standard_normal((7, 2))
-    brute = np.einsum("ij,ijd->d", K * (a @ b.T), (X[:, None, :] - Z[None, :, :]) ** 2)
-    np.testing.assert_allclose(width_statistics(X, Z, K, a, b), brute, rtol=1e-10)
+    differences = X[:, None, :] - Z[None, :, :]
+    distance = differences ** 2 if kernel == "rbf" else np.abs(differences)
+    brute = np.einsum("ij,ijd->d", K * (a @ b.T), distance)
+    statistics = width_statistics if kernel == "rbf" else width_statistics_l1
+    np.testing.assert_allclose(statistics(X, Z, K, a, b), brute, rtol=1e-10)
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
 @pytest.mark.parametrize("targets", [1, 3])
-def test_holdout_loss_gradient_matches_finite_differences(targets):
+def test_holdout_loss_gradient_matches_finite_differences(targets, kernel):
     d = 5
     X_t, X_v = RNG.standard_normal((80, d)), RNG.standard_normal((40, d))
     Y_t, Y_v = RNG.standard_normal((80, targets)), RNG.standard_normal((40, targets))
     Z = X_t[:15]
     theta = np.r_[np.log(RNG.uniform(0.05, 0.5, d)), np.log(0.3)]
-    loss, grad, beta = holdout_loss(theta, X_t, Y_t, X_v, Y_v, Z)
+    loss, grad, beta = holdout_loss(theta, X_t, Y_t, X_v, Y_v, Z, kernel=kernel)
     step = 1e-6
     numeric = np.array([
-        (holdout_loss(theta + step * e, X_t, Y_t, X_v, Y_v, Z, gradient=False)[0]
-         - holdout_loss(theta - step * e, X_t, Y_t, X_v, Y_v, Z, gradient=False)[0])
+        (holdout_loss(theta + step * e, X_t, Y_t, X_v, Y_v, Z, gradient=False,
+                      kernel=kernel)[0]
+         - holdout_loss(theta - step * e, X_t, Y_t, X_v, Y_v, Z, gradient=False,
+                        kernel=kernel)[0])
         / (2 * step) for e in np.eye(d + 1)])
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-9)
     # the loss is the validation error of the ridge it names
-    K_t = rbf_kernel(X_t * np.sqrt(np.exp(theta[:d])), Z * np.sqrt(np.exp(theta[:d])), gamma=1)
-    K_z = rbf_kernel(Z * np.sqrt(np.exp(theta[:d])), gamma=1)
+    widths = np.exp(theta[:d])
+    if kernel == "rbf":
+        K_t = rbf_kernel(X_t * np.sqrt(widths), Z * np.sqrt(widths), gamma=1)
+        K_z = rbf_kernel(Z * np.sqrt(widths), gamma=1)
+    else:
+        K_t = laplacian_kernel(X_t * widths, Z * widths, gamma=1)
+        K_z = laplacian_kernel(Z * widths, gamma=1)
     reference = np.linalg.solve(K_t.T @ K_t + np.exp(theta[d]) * K_z, K_t.T @ Y_t)
     np.testing.assert_allclose(beta, reference, rtol=1e-6, atol=1e-8)
 
@@ -72,17 +84,19 @@ def test_learned_widths_beat_the_isotropic_kernel(nonlinear):
     assert learned > isotropic.score(X_test, y_test) + 0.03
 
 
-def test_regression_widths_and_transform():
+@pytest.mark.parametrize("kernel", ["rbf", "laplacian"])
+def test_regression_widths_and_transform(kernel):
     X = RNG.standard_normal((1500, 4))
     y = np.sin(2 * X[:, 1]) + 0.05 * RNG.standard_normal(1500)
-    widths = KernelWidths(n_components=80, random_state=0).fit(X, y)
+    widths = KernelWidths(n_components=80, kernel=kernel, random_state=0).fit(X, y)
     assert np.argmax(widths.feature_relevance_) == 1
     assert widths.penalty_ > 0 and widths.n_iter_ == len(widths.history_)
     # transform: the isotropic kernel (gamma 1) on its columns is the learned kernel
-    np.testing.assert_allclose(rbf_kernel(widths.transform(X[:50]), gamma=1.0),
-                               RBF(widths.gamma_).gram(X[:50], dtype=np.float64), atol=1e-10)
-    np.testing.assert_array_equal(learn_widths(X, y, n_components=80, random_state=0),
-                                  widths.gamma_)
+    isotropic, Kernel = (rbf_kernel, RBF) if kernel == "rbf" else (laplacian_kernel, Laplacian)
+    np.testing.assert_allclose(isotropic(widths.transform(X[:50]), gamma=1.0),
+                               Kernel(widths.gamma_).gram(X[:50], dtype=np.float64), atol=1e-10)
+    np.testing.assert_array_equal(learn_widths(X, y, n_components=80, kernel=kernel,
+                                               random_state=0), widths.gamma_)
 
 
 def test_reproducible_under_random_state():

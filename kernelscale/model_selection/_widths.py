@@ -26,7 +26,7 @@ from .._config import format_bytes, parse_duration
 from .._constraints import VERBOSE, Interval, Options, validate_params
 from .._planner import bytes_up, widths_plan
 from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
-from ..solvers import holdout_loss
+from ..solvers import WIDTH_KERNELS, holdout_loss
 
 __all__ = ["KernelWidths", "WidthsTimeError", "learn_widths", "ridge_targets", "split_rows",
            "is_classification", "learning_rows"]
@@ -55,14 +55,18 @@ class KernelWidths(TransformerMixin, BaseEstimator):
     subsample stops the optimisation when its loss no longer improves. Widths of
     features that do not help prediction shrink towards 0.
 
-    ``transform`` rescales the columns by ``sqrt(gamma_)``, so that an isotropic
-    RBF model with ``gamma=1`` downstream uses the learned kernel; or pass
-    ``gamma=widths.gamma_`` to any kernelscale estimator or map.
+    ``transform`` rescales the columns by ``sqrt(gamma_)`` (the Laplacian's:
+    ``gamma_``), so that an isotropic model of the same kernel with ``gamma=1``
+    downstream uses the learned kernel; or pass ``gamma=widths.gamma_`` to any
+    kernelscale estimator or map with that kernel.
 
     Parameters
     ----------
     n_components : int, default=500
         Nystrom centres of the surrogate model.
+    kernel : {"rbf", "laplacian"}, default="rbf"
+        The kernel the widths are learned for: ``exp(-sum_d gamma_d (x_d - z_d)^2)``
+        or ``exp(-sum_d gamma_d |x_d - z_d|)``.
     max_samples : int, default=20000
         Rows the widths are learned on (a stratified subsample of more).
     validation_fraction : float, default=0.25
@@ -92,8 +96,9 @@ class KernelWidths(TransformerMixin, BaseEstimator):
     gamma_ : ndarray of shape (n_features_in,)
         The learned widths (``gamma`` of a kernelscale model).
     feature_relevance_ : ndarray of shape (n_features_in,)
-        ``gamma_d Var(x_d)``, normalised to sum to 1: each feature's share of the
-        kernel's expected squared distance (scale-free; ~0 for an ignored feature).
+        ``gamma_d Var(x_d)`` (the Laplacian's: ``gamma_d Std(x_d)``), normalised to
+        sum to 1: each feature's share of the kernel's expected (squared) distance
+        (scale-free; ~0 for an ignored feature).
     penalty_ : float
         The learned ridge penalty relative to the rows (``alpha = penalty_ * n``
         for :class:`kernelscale.NystromKernelRidge` on n rows).
@@ -125,6 +130,7 @@ class KernelWidths(TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "n_components": [Interval("int", 1)],
+        "kernel": [Options("rbf", "laplacian")],
         "max_samples": [Interval("int", 20)],
         "validation_fraction": [Interval("real", 0, 1, closed="neither")],
         "task": [Options("auto", "classification", "regression")],
@@ -137,10 +143,11 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         "verbose": VERBOSE,
     }
 
-    def __init__(self, *, n_components=500, max_samples=20000, validation_fraction=0.25,
-                 task="auto", max_iter=100, patience=8, tol=1e-4, time_budget=None,
-                 memory_budget=None, random_state=None, verbose=0):
+    def __init__(self, *, n_components=500, kernel="rbf", max_samples=20000,
+                 validation_fraction=0.25, task="auto", max_iter=100, patience=8, tol=1e-4,
+                 time_budget=None, memory_budget=None, random_state=None, verbose=0):
         self.n_components = n_components
+        self.kernel = kernel
         self.max_samples = max_samples
         self.validation_fraction = validation_fraction
         self.task = task
@@ -182,13 +189,15 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         m = int(min(self.n_components, parts[0].size))
         centres = Xs[rng.choice(parts[0], m, replace=False)]
         variance = np.maximum(Xs.var(axis=0), 1e-12 * max(float(Xs.var()), 1e-300))
-        start = np.log(1.0 / (d * variance))
+        # each column's typical distance (squared for RBF) is 1 / d of the exponent's
+        spread = variance if self.kernel == "rbf" else np.sqrt(variance)
+        start = np.log(1.0 / (d * spread))
         n_t = parts[0].size
         theta0 = np.r_[start, np.log(1e-4 * n_t)]
         bounds = [(s + _SHRINK, s + _GROW) for s in start] + \
             [(np.log(1e-9 * n_t), np.log(10.0 * n_t))]
         self._optimise(theta0, bounds, Xs, Y, parts, centres, seconds)
-        self.feature_relevance_ = self.gamma_ * variance
+        self.feature_relevance_ = self.gamma_ * spread
         self.feature_relevance_ = self.feature_relevance_ / self.feature_relevance_.sum()
         return self
 
@@ -226,19 +235,20 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         history = []
 
         def fun(theta):
-            loss, grad, beta = holdout_loss(theta, X_t, Y_t, X_v, Y_v, centres)
+            loss, grad, beta = holdout_loss(theta, X_t, Y_t, X_v, Y_v, centres,
+                                            kernel=self.kernel)
             last["theta"], last["beta"] = theta.copy(), beta
             return loss, grad
 
         def stop_loss(theta, beta):
-            from ..kernels import RBF
-
-            K = RBF(np.exp(theta[:d])).gram(X_s, centres, dtype=np.float64)
+            K = WIDTH_KERNELS[self.kernel](np.exp(theta[:d])).gram(X_s, centres,
+                                                                   dtype=np.float64)
             R = K @ beta - Y_s
             return float(np.sum(R * R) / R.size)
 
         try:
-            loss0, _, beta0 = holdout_loss(theta0, X_t, Y_t, X_v, Y_v, centres)
+            loss0, _, beta0 = holdout_loss(theta0, X_t, Y_t, X_v, Y_v, centres,
+                                           kernel=self.kernel)
         except TimeUp:  # a search's time ended during the first step: nothing learned
             took = now() - began
             raise WidthsTimeError(
@@ -256,7 +266,8 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         def callback(intermediate_result):
             theta = intermediate_result.x
             beta = last["beta"] if np.array_equal(theta, last.get("theta")) else \
-                holdout_loss(theta, X_t, Y_t, X_v, Y_v, centres, gradient=False)[1]
+                holdout_loss(theta, X_t, Y_t, X_v, Y_v, centres, gradient=False,
+                             kernel=self.kernel)[1]
             loss = stop_loss(theta, beta)
             history.append({"loss": float(intermediate_result.fun), "stop_loss": loss,
                             "seconds": now() - began})
@@ -288,8 +299,8 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         self.components_ = centres
 
     def transform(self, X):
-        """Columns scaled by ``sqrt(gamma_)``: an isotropic RBF kernel with ``gamma=1``
-        on them is the learned kernel.
+        """Columns scaled by ``sqrt(gamma_)`` (the Laplacian's: ``gamma_``): an isotropic
+        kernel of the same kind with ``gamma=1`` on them is the learned kernel.
 
         Parameters
         ----------
@@ -301,7 +312,7 @@ class KernelWidths(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = check_X(self, X, reset=False)
-        scale = np.sqrt(self.gamma_)
+        scale = np.sqrt(self.gamma_) if self.kernel == "rbf" else self.gamma_
         if hasattr(X, "multiply"):
             return X.multiply(scale).tocsr()
         return X * scale.astype(X.dtype)

@@ -55,7 +55,7 @@ from ._svm_problems import (
     pairs,
     plus_minus_targets,
 )
-from ._widths import holdout_loss
+from ._widths import WIDTH_KERNELS, holdout_loss
 from .falkon import FalkonOptions, falkon, falkon_solve, falkon_system
 from .smo import KernelRows, linear_one_class, smo, smo_one_class, smo_regression
 
@@ -92,6 +92,7 @@ __all__ = [
     "fold_svm_problems",
     "gradient_outer_product",
     "holdout_loss",
+    "WIDTH_KERNELS",
     "label_weights",
     "linear_one_class",
     "ovo_classes",
