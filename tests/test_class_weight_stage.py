@@ -104,3 +104,29 @@ def test_the_kernel_is_a_column_of_cv_results():
     X, y = _data([0.5, 0.5])
     search = KernelClassifierCV(**SMALL).fit(X, y)
     assert set(search.cv_results_["param_kernel"]) == {"rbf"}
+
+
+def test_a_grid_shrunk_to_a_subsample_is_weighed_on_that_subsample(monkeypatch):
+    # as when the time shrinks the grid: its scores on a subsample, none on every row
+    from kernelscale.model_selection import _search, _stages
+
+    rows = 1200
+
+    def shrunk_grid(search, state, sched):
+        _stages._new_unit_curve(state, "falkon", sched)
+        with sched.stage("grid (falkon)") as run:
+            notes = []
+            _stages._subsample_grid(search, state, "falkon", rows, None, notes)
+            run.note = "; ".join(notes)
+    monkeypatch.setattr(_search, "grid", shrunk_grid)
+    X, y = _data([0.94, 0.06], n=2400, seed=2)
+    search = KernelClassifierCV(scoring="roc_auc", **SMALL).fit(X, y)
+    (record,) = _stage(search)
+    assert record.outcome == "done" and f"on {rows} rows" in record.note, record.note
+    params = search.cv_results_["params"]
+    balanced = [p for p in params if p.get("class_weight") == "balanced"]
+    assert balanced and len(balanced) < len(params)
+    # the refit on a subsample takes the winner of those records, with its weights
+    means = search.cv_results_["mean_test_score"]
+    winner = params[int(np.argmax(means))]
+    assert search.best_estimator_.class_weight == winner["class_weight"]

@@ -6,7 +6,8 @@ search's own best model scored ROC AUC 0.9929 on the test rows, and the same mod
 with ``class_weight="balanced"`` 0.9958. Weighing helps a ranking score and can
 cost accuracy, so it is not assumed: with ``class_weight="auto"`` and a rarest class
 under :data:`IMBALANCE` of its balanced share, the grid's best gamma (every penalty)
-is cross-validated again on every row and fold with the classes balanced (by every
+is cross-validated again on the grid's rows and folds (every row, or the subsample
+the time shrank the grid to) with the classes balanced (by every
 row's counts, the refit's "balanced" factors, so that the folds' statistics merge as
 the grid's do), and those
 configurations join the grid's records (``param_class_weight``); the refit then
@@ -24,6 +25,7 @@ from ..solvers import balanced_class_factors
 from ._deadline import Deadline
 from ._families import run_family
 from ._first_model import SIZED_SHARE, predicted_unit, refit_grant
+from ._halving import subsample_data, subsample_folds
 
 __all__ = ["weigh_classes", "IMBALANCE", "CLASS_WEIGHT_CHOICES"]
 
@@ -53,24 +55,33 @@ def weigh_classes(search, state, sched):
         sched.skip(stage, f"not needed: the rarest class holds {share:.0%} of its balanced "
                           f"share of the rows (at least {IMBALANCE:.0%}): no weights")
         return
-    if not state.records:
-        sched.skip(stage, "not tried: the grid was not cross-validated on every row (no "
-                          "weights)")
+    seed = state.settings.random_state
+    if state.records:
+        scored, data, folds, where = state.records, state.data, state.folds, "every row"
+    elif state.screened and state.screened_rows:
+        # the grid shrunk to a subsample for time: the same subsample and folds (the
+        # grid's draw: the same seed), so the scores compare
+        scored, rows = state.screened, state.screened_rows
+        data = subsample_data(state.data, rows, seed, True)
+        folds = subsample_folds(data, len(state.folds), seed, True)
+        where = f"{rows} rows"
+    else:
+        sched.skip(stage, "not tried: the grid cross-validated nothing (no weights)")
         return
-    best, best_score = _best(state.records)
+    best, best_score = _best(scored)
     point = best["params"]
     family = point["family"]
     if family != state.unit_family:
         sched.skip(stage, f"not tried: the {family} grid's cost was not measured (no weights)")
         return
     reserve = refit_grant(state, sched)
-    predicted = predicted_unit(state, state.n)
+    predicted = predicted_unit(state, data.n)
     granted = None
     if sched.end is not None:
         granted = sched.left() - reserve
         if predicted > SIZED_SHARE * granted:
             sched.skip(stage, (
-                f"skipped for time: one gamma balanced on every row is predicted at "
+                f"skipped for time: one gamma balanced on {where} is predicted at "
                 f"{predicted:.1f} s, and {max(granted, 0.0):.1f} s are left beside the "
                 f"refit's {reserve:.1f} s (no weights)"), predicted=predicted)
             return
@@ -78,23 +89,22 @@ def weigh_classes(search, state, sched):
     space = state.space.with_factors([factor])
     # every row's counts weigh every fold (the refit's "balanced" factors): with one
     # weight per row the folds' statistics merge, and the pass costs one grid unit
-    data = state.data
     totals = np.bincount(data.y_index, weights=data.sample_weight, minlength=len(counts))
     factors = balanced_class_factors(totals)
     settings = dataclasses.replace(state.settings, class_weight={
         label: float(f) for label, f in zip(data.classes, factors)})
-    for record in state.records:  # what they were scored with, now that there is a choice
+    for record in scored:  # what they were scored with, now that there is a choice
         if record["params"]["family"] == family:
             record["params"].setdefault("class_weight", None)
     with sched.stage(stage, predicted=predicted, reserve=reserve) as run:
         began = now()
         deadline = None if run.until is None else Deadline(run.until)
-        run.note = f"the grid's best gamma (x {factor:.3g}) balanced on every row"
-        records, complete = run_family(family, state.task, state.data, state.folds, space,
+        run.note = f"the grid's best gamma (x {factor:.3g}) balanced on {where}"
+        records, complete = run_family(family, state.task, data, folds, space,
                                        settings, deadline, lambda records: None)
         for record in records:
             record["params"]["class_weight"] = "balanced"
-        state.records.extend(records)
+        scored.extend(records)
         state.n_scored += len(records)
         if not records:
             run.note += ": stopped before it scored (no weights)"
@@ -102,7 +112,7 @@ def weigh_classes(search, state, sched):
         _, balanced = _best(records)
         kept = "balanced" if balanced > best_score else "none"
         run.note = (f"the grid's best gamma (x {factor:.3g}), {len(records)} configurations x "
-                    f"{len(state.folds)} folds on every row in {now() - began:.1f} s: balanced "
+                    f"{len(folds)} folds on {where} in {now() - began:.1f} s: balanced "
                     f"{balanced:.4f} against {best_score:.4f} unweighted: kept {kept}"
                     + ("" if complete else " (stopped)"))
         if kept == "balanced":

@@ -122,6 +122,8 @@ class CostCurve:
         """The largest size predicted to take at most ``seconds`` (0 with nothing measured)."""
         if not self.points or seconds <= self.fixed:
             return 0
+        if math.isinf(seconds):  # no time budget: no size is out of reach
+            return sys.maxsize
         s1, t1 = max(self.points)
         return int(s1 * ((seconds - self.fixed) / self._growing(t1)) ** (1.0 / self.growth))
 
