@@ -286,6 +286,9 @@ def _subsample_grid(search, state, family, rows, deadline, notes):
                             deadline, on_unit)
     state.screened, state.screened_rows = records, rows
     state.n_scored += len(records)
+    gammas = len({r["params"]["gamma"] for r in records})
+    if gammas and state.unit_curve is not None:  # its measured units price what follows
+        state.unit_curve.add(rows, (now() - began) / gammas)
     notes.append(f"{len(records)} configurations x {n_splits} folds on {rows} rows in "
                  f"{now() - began:.1f} s")
 
