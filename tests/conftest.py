@@ -73,3 +73,13 @@ def fold_svm_values():
 
 # tests/data holds fixtures (and the script that wrote them), not tests
 collect_ignore = ["data"]
+
+
+@pytest.fixture
+def interruptible():
+    """``Popen``'s ``preexec_fn`` for a child that a test interrupts: SIGINT back to its
+    default, so the child's Python turns it into KeyboardInterrupt (a shell that starts
+    the suite in the background ignores SIGINT, and children inherit that)."""
+    import signal
+
+    return lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -99,7 +99,7 @@ def test_fit_cv_prints_cross_validation_accuracy(data):
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr
 
 
-def test_sigint_after_the_first_model_writes_a_model_predict_uses(tmp_path):
+def test_sigint_after_the_first_model_writes_a_model_predict_uses(tmp_path, interruptible):
     # issue 44: Ctrl-C 5 s after the first model's line keeps the best model held: the
     # model file is written, exit 0, "stopped early: best of N scored"
     import signal
@@ -114,7 +114,7 @@ def test_sigint_after_the_first_model_writes_a_model_predict_uses(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "kernelscale.cli", "tune", str(tmp_path / "train.npz"),
          "--time-budget", "10m", "--learn-widths", "no", "-o", str(model)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     seen = threading.Event()
     errors = []
 

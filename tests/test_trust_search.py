@@ -388,7 +388,7 @@ def test_r2_of_the_regression_fixture_is_not_trivial():
     assert r2_score(y_test, f64.predict(X_test)) - r2_score(y_test, f32.predict(X_test)) > 0.05
 
 
-def test_ctrl_c_during_kernelscale_tune_keeps_the_best_so_far(tmp_path):
+def test_ctrl_c_during_kernelscale_tune_keeps_the_best_so_far(tmp_path, interruptible):
     # a real SIGINT to a real `kernelscale tune`, once its bar shows a scored gamma
     import select
     import signal
@@ -400,7 +400,7 @@ def test_ctrl_c_during_kernelscale_tune_keeps_the_best_so_far(tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "kernelscale.cli", "tune", str(tmp_path / "train.csv"),
          "--families", "exact-svm", "-o", str(model), "--heatmap", str(tmp_path / "h.png")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
     seen, start = b"", time.monotonic()
     while b"best 0." not in seen and time.monotonic() - start < 300:
         ready, _, _ = select.select([process.stderr], [], [], 1.0)
