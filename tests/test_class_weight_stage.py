@@ -52,6 +52,13 @@ def test_balanced_weights_win_a_ranking_score_on_a_rare_class():
     search = KernelClassifierCV(scoring="roc_auc", **SMALL).fit(X, y)
     assert search.best_params_["class_weight"] == "balanced"
     assert "classes balanced" in search.family_choice_
+    # the refit is the model scored: balanced, and its decision values those of a model
+    # fitted with the best parameters and "balanced"
+    model = search.best_estimator_
+    assert model.class_weight == "balanced"
+    twin = NystromKernelRidgeClassifier(**model.get_params()).fit(X, y)
+    np.testing.assert_allclose(twin.decision_function(X[:50]), model.decision_function(X[:50]),
+                               rtol=1e-6, atol=1e-8)
 
 
 def test_the_stage_weighs_the_folds_with_the_refits_balanced_factors():
