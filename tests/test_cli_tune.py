@@ -129,7 +129,10 @@ def test_sigint_after_the_first_model_writes_a_model_predict_uses(tmp_path, inte
         assert seen.wait(120), "".join(errors)
         time.sleep(5)
         process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=120)
+        # stderr is the reader's alone (communicate() would close it under the reader);
+        # the few lines of stdout fit the pipe until the process ends
+        process.wait(timeout=120)
+        out = process.stdout.read()
     finally:
         process.kill()
     reader.join(10)
