@@ -27,10 +27,8 @@ from ._families import run_family
 from ._first_model import SIZED_SHARE, predicted_unit, refit_grant
 from ._halving import subsample_data, subsample_folds
 
-__all__ = ["weigh_classes", "IMBALANCE", "CLASS_WEIGHT_CHOICES"]
+__all__ = ["weigh_classes", "IMBALANCE"]
 
-#: what ``class_weight="auto"`` chooses between (the first: the grid's own)
-CLASS_WEIGHT_CHOICES = (None, "balanced")
 #: classes are imbalanced where the rarest holds fewer rows than this share of
 #: ``n / n_classes`` (its share were they balanced)
 IMBALANCE = 0.5
