@@ -28,7 +28,7 @@ _NAMES = {
     "ApproxKernelSVC": ".models", "DoublySGDSVC": ".models",
     "KernelLogisticRegression": ".models", "KernelSVC": ".models", "LinearSVC": ".models",
     "KernelSVR": ".models", "KernelOneClassSVM": ".models", "ApproxKernelSVR": ".models",
-    "ApproxKernelOneClassSVM": ".models",
+    "ApproxKernelOneClassSVM": ".models", "LocalKernelRegressor": ".models",
     "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
     "KernelClassifierCV": ".model_selection", "KernelRegressorCV": ".model_selection",
     "KernelWidths": ".model_selection", "learn_widths": ".model_selection",

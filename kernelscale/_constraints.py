@@ -129,6 +129,8 @@ NAMED = {
     "callable": (callable, "a callable"),
     "transformer": (lambda v: hasattr(v, "fit") and hasattr(v, "transform"),
                     "a transformer (with fit and transform)"),
+    "regressor": (lambda v: hasattr(v, "fit") and hasattr(v, "predict"),
+                  "a regressor (with fit and predict)"),
     "array-like": (lambda v: hasattr(v, "__len__"), "an array-like"),
     "splitter": (lambda v: hasattr(v, "split"), "a cross-validation splitter"),
 }

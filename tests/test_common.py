@@ -49,6 +49,7 @@ from kernelscale import (
     KernelSVR,
     KernelWidths,
     LinearSVC,
+    LocalKernelRegressor,
     Nystroem,
     NystromKernelRidge,
     NystromKernelRidgeClassifier,
@@ -76,7 +77,7 @@ DEFAULTS = [
     ApproxKernelSVR(), ApproxKernelOneClassSVM(), KernelSVR(), KernelOneClassSVM(),
     KernelLogisticRegression(), ApproxKernelPCA(), ApproxKernelKMeans(), NystromKernelRidge(),
     NystromKernelRidgeClassifier(), DoublySGDSVC(), KernelClassifierCV(), KernelRegressorCV(),
-    KernelWidths(), KernelMetric(), TabularEncoder(),
+    KernelWidths(), KernelMetric(), TabularEncoder(), LocalKernelRegressor(),
 ]
 
 ESTIMATORS = DEFAULTS + [
@@ -178,7 +179,7 @@ def expected_failed_checks(estimator):
             "class (0.87 needed), 0.88-0.90 in float64, 0.94-1.0 with alpha=1. The default "
             "stays the most accurate on real data (MNIST 0.9785, see benchmarks/HISTORY.md)")
     if hasattr(estimator, "feature_map") or isinstance(
-            estimator, (NystromKernelRidge, NystromKernelRidgeClassifier)):
+            estimator, (NystromKernelRidge, NystromKernelRidgeClassifier, LocalKernelRegressor)):
         reason = "landmarks / frequencies are drawn from the rows, so a duplicated row " \
                  "is different data from a doubled weight"
         failures.update(dict.fromkeys(SAMPLE_WEIGHT_CHECKS, reason))

@@ -56,7 +56,8 @@ def kept_centres(n, d, memory_budget, itemsize=4, *, kept=True):
 
 
 def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, task, end,
-                 refit_seconds, memory_budget, log, fold_budget=None, itemsize=4):
+                 refit_seconds, memory_budget, log, fold_budget=None, itemsize=4,
+                 max_m=None):
     """The number of centres to refit with: ``m`` or more, each step scored on ``fold``.
 
     Parameters
@@ -85,6 +86,8 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         None: ``memory_budget``.
     itemsize : int, default=4
         Bytes of the kernel dtype the model fits in (8: float64).
+    max_m : int, default=None
+        The most centres worth trying (local models: their largest leaf's rows).
 
     Returns
     -------
@@ -102,7 +105,8 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     fold_held = kept_centres(train.size, d, fold_budget, itemsize)
     held = min(refit_held, fold_held)
     cap = min(train.size, kept_centres(n, d, memory_budget, itemsize, kept=False),
-              kept_centres(train.size, d, fold_budget, itemsize, kept=False))
+              kept_centres(train.size, d, fold_budget, itemsize, kept=False),
+              train.size if max_m is None else max_m)
     best_m, best_score = m, scored
     # fits measured: (centres, seconds of a fold's fit, whether it kept K(X, C)), the
     # first from the refit

@@ -22,6 +22,7 @@ from ._capacity import exact_challenger, grow_centres
 from ._exact import exact_kernel_matrix
 from ._families import EXACT_SVM, FALKON, FAMILIES, classifier_model
 from ._first_model import REFIT_SAFETY, SIZED_SHARE, model_on, refit_seconds, subsample_rows
+from ._leaves_stage import leaves_model
 from ._schedule import CostCurve
 from ._state import Candidate, same_point
 
@@ -311,50 +312,67 @@ def _challenger_note(search, state, step, how, scored):
 
 def grow(search, state, sched):
     """FALKON's centres, grown while the time left allows and they score better on the
-    first fold (:func:`grow_centres`); the winner refitted with them on every row."""
+    first fold (:func:`grow_centres`); the winner refitted with them on every row. Where
+    local models won, each leaf's centres grow (fitted on the raw columns, as they were
+    scored)."""
     search.capacity_ = None
     best = state.best
-    if (best.how != "refit" or best.point["family"] != FALKON.name
+    leaves = state.leaves if best.how == "leaves" else None
+    if (best.how not in ("refit", "leaves") or best.point["family"] != FALKON.name
             or search.n_components is not None or sched.end is None):
         sched.skip("growth", "not needed: FALKON's centres grow for a refitted FALKON winner "
                              "with automatic n_components under a time budget")
         return
     point = dict(best.point)
-    refit_s = sum(r.seconds for r in sched.records if r.stage == "refit" and r.outcome == "done")
+    refit_s = leaves["refit_seconds"] if leaves else \
+        sum(r.seconds for r in sched.records if r.stage == "refit" and r.outcome == "done")
     steps = []
     with sched.stage("growth") as run:
         fold_settings = _fold_settings(state)
         dtype = point.get("dtype") or state.data.X.dtype
         itemsize = 4 if np.dtype(dtype) == np.float32 else 8
 
-        def make_model(m):  # on the columns the grid scored (scaled by the widths)
-            return search._best_model({**point, "n_components": m}, fold_settings)[0]
+        if leaves:
+            X = state.data.columns
+
+            def make_model(m):
+                return leaves_model(search, state, {**point, "n_components": m},
+                                    state.train0.size, leaves, fold_settings)[0]
+        else:
+            X = state.data.X
+
+            def make_model(m):  # on the columns the grid scored (scaled by the widths)
+                return search._best_model({**point, "n_components": m}, fold_settings)[0]
         search.capacity_ = steps
         m = grow_centres(
-            make_model, state.data.X, state.data.y, state.data.sample_weight,
+            make_model, X, state.data.y, state.data.sample_weight,
             (state.train0, state.valid0), best.score, m=point["n_components"],
             scoring=search.scoring, task=state.task, end=run.until, refit_seconds=refit_s,
             memory_budget=state.settings.memory_budget,
-            fold_budget=fold_settings.memory_budget, itemsize=itemsize, log=steps.append)
+            fold_budget=fold_settings.memory_budget, itemsize=itemsize, log=steps.append,
+            max_m=leaves["largest_leaf"] if leaves else None)
         state.n_scored += len(steps)
+        what = "each leaf's centres" if leaves else "centres"
         tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
                           for s in steps)
-        run.note = (f"first fold: {best.score:.4f} with {point['n_components']} centres"
+        run.note = (f"first fold: {best.score:.4f} with {point['n_components']} {what}"
                     + (f", then {tried}" if tried else "; no doubling fits the time left"))
         if m == point["n_components"]:
             return
         state.choices.append(
-            f"the time left grew FALKON's centres to {m} (first fold: {best.score:.4f} with "
+            f"the time left grew FALKON's {what} to {m} (first fold: {best.score:.4f} with "
             f"the grid's {point['n_components']}, then {tried})")
         grown = {**point, "n_components": m}
-        model, params = model_on(search, state, grown, state.n)
+        if leaves:
+            model, params = leaves_model(search, state, grown, state.n, leaves)
+        else:
+            model, params = model_on(search, state, grown, state.n)
         model.fit(state.data.columns, state.data.y, state.data.sample_weight)
         kept = [s for s in steps if s["kept"]]
         # the grid's configuration with more centres: best_index_ stays the grid's point
         state.consider(Candidate(model, params, dict(best.point), kept[-1]["score"], None,
                                  state.n, "growth"))
-        run.note += f"; refitted with {m} centres on every row"
+        run.note += f"; refitted with {m} {what} on every row"
     if run.outcome == "stopped":
         run.note += f"; the {state.best.how} with {state.best.params.get('n_components')} " \
                     "centres stands"
-

@@ -3,10 +3,11 @@ stages over one state, each granted its time by one scheduler.
 
 The stages (:mod:`._stages`, :mod:`._refit`): a first model within seconds,
 the learned widths, the family screen, the grid (with halving), the refit of
-the best on every row, the exact SVM as a challenger, FALKON's centres grown by
-the time left. A model is held from the first stage on and only replaced by one
-that scored better (:class:`._state.SearchState`); the time budget's end, a
-Ctrl-C or a failed configuration leave the best so far in place.
+the best on every row, the exact SVM as a challenger, a regressor's local models
+(leaves along one column), FALKON's centres grown by the time left. A model is
+held from the first stage on and only replaced by one that scored better
+(:class:`._state.SearchState`); the time budget's end, a Ctrl-C or a failed
+configuration leave the best so far in place.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ._families import FALKON, check_families, check_family_memory
 from ._first_model import SearchTimeError, first_model
 from ._inputs import SearchData, SearchSettings, SearchSpace
 from ._kernel_stage import choose_kernel
+from ._leaves_stage import split_leaves
 from ._refit import challenge, grow, refit
 from ._results import cv_results, edge_note, leaderboard
 from ._schedule import Scheduler, print_stage
@@ -90,7 +92,7 @@ class KernelSearch(BaseEstimator):
         self.halving_ = [] if state.settings.halving else None
         try:
             for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
-                          weigh_classes, refit, challenge, grow):
+                          weigh_classes, refit, challenge, split_leaves, grow):
                 stage(self, state, scheduler)
         except KeyboardInterrupt:
             if state.best is None:

@@ -112,6 +112,8 @@ class SearchState:
     # the family screen's best per family (None where it did not run)
     screen: dict | None = None
     unit_curve: CostCurve | None = None
+    # the local models kept (n_leaves, feature, gamma_factor, ...), None for none
+    leaves: dict | None = None
     # the rows of the first fold, the yardstick every candidate is scored on
     train0: np.ndarray | None = None
     valid0: np.ndarray | None = None

@@ -5,6 +5,8 @@
   map (random Fourier features, Nystrom, polynomial sketches).
 - :mod:`kernelscale.models.ridge`: Nystrom kernel ridge solved by FALKON.
 - :mod:`kernelscale.models.unsupervised`: kernel PCA and kernel k-means on a feature map.
+- :class:`LocalKernelRegressor`: one model per leaf of the rows, split on one column
+  (its ``split_feature`` and ``leaf_thresholds`` for the search's leaves).
 
 ``__all__`` lists the estimators; a family's package also publishes what the layers
 above it use (FALKON's automatic size, the linear SVM's solver call).
@@ -12,6 +14,7 @@ above it use (FALKON's automatic size, the linear SVM's solver call).
 
 import warnings
 
+from ._local import LocalKernelRegressor, leaf_thresholds, split_feature  # noqa: F401
 from .linear import (
     ApproxKernelOneClassSVM,
     ApproxKernelRidge,
@@ -40,6 +43,7 @@ __all__ = [
     "KernelSVC",
     "KernelSVR",
     "LinearSVC",
+    "LocalKernelRegressor",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
 ]

@@ -1,0 +1,198 @@
+"""Local models: ``LocalKernelRegressor`` (one model per leaf along one column) and the
+search's leaves stage, which keeps them only where they score higher on the first fold."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.pipeline import Pipeline
+
+from kernelscale import (
+    KernelClassifierCV,
+    KernelRegressorCV,
+    KernelWidths,
+    LocalKernelRegressor,
+    NystromKernelRidge,
+    load_model,
+    save_model,
+)
+from kernelscale.model_selection import _leaves_stage
+from kernelscale.models import leaf_thresholds, split_feature
+
+
+def _steps(n=3000, seed=0):
+    """A target whose sharpness changes along column 0: a finer kernel pays in its leaves."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    y = np.sin(3 * X[:, 0] + 40 * X[:, 0] ** 3) + 0.3 * X[:, 1] + 0.01 * rng.normal(size=n)
+    return X, y
+
+
+def _ridge(**params):
+    return NystromKernelRidge(**{"n_components": 60, "gamma": 5.0, "alpha": 1e-3,
+                                 "random_state": 0, "dtype": "float64", "max_iter": 300,
+                                 **params})
+
+
+@pytest.mark.parametrize("n_leaves", [1, 2, 3, 4, 7])
+def test_leaf_thresholds_split_into_leaves_of_equal_weight(n_leaves):
+    values = np.random.default_rng(0).normal(size=700)
+    thresholds = leaf_thresholds(values, n_leaves)
+    assert thresholds.size == n_leaves - 1
+    counts = np.bincount(np.searchsorted(thresholds, values, side="right"))
+    assert counts.size == n_leaves and counts.min() >= 700 // n_leaves - 1
+    assert counts.max() <= 700 // n_leaves + 2
+
+
+def test_leaf_thresholds_leave_no_leaf_empty_under_ties_and_weigh_as_repeats():
+    values = np.array([0.0] * 10 + [1.0] * 3 + [2.0])
+    thresholds = leaf_thresholds(values, 4)
+    counts = np.bincount(np.searchsorted(thresholds, values, side="right"))
+    assert counts.min() > 0 and counts.sum() == values.size
+    # a weight of 3 is three copies of the row
+    v = np.arange(6.0)
+    w = np.array([1.0, 3.0, 1.0, 1.0, 1.0, 1.0])
+    assert np.array_equal(leaf_thresholds(v, 2, w), leaf_thresholds(np.repeat(v, w.astype(int)), 2))
+
+
+def test_split_feature_picks_the_column_the_target_varies_along():
+    X, y = _steps()
+    assert split_feature(X, y, 4)[0] == 0
+    assert split_feature(X[:, ::-1], y, 4)[0] == 2
+    # two targets: the sum of their spreads (a large second one along column 1 wins)
+    assert split_feature(X, np.column_stack([y, 0.1 * X[:, 1]]), 4)[0] == 0
+    assert split_feature(X, np.column_stack([y, 10 * X[:, 1]]), 4)[0] == 1
+
+
+def test_each_leaf_is_its_own_model_on_its_rows_and_rows_are_routed_to_it():
+    X, y = _steps(1200)
+    model = LocalKernelRegressor(_ridge(), n_leaves=3, feature=0).fit(X, y)
+    assert model.n_leaves_ == 3 and model.feature_ == 0
+    leaves = model.apply(X)
+    assert np.array_equal(np.bincount(leaves), model.leaf_rows_)
+    prediction = model.predict(X)
+    for leaf in range(3):
+        rows = leaves == leaf
+        alone = _ridge().fit(X[rows], y[rows])
+        np.testing.assert_allclose(prediction[rows], alone.predict(X[rows]), rtol=1e-10)
+        # routed by the column's value alone
+        assert np.all((X[rows, 0] >= ([-np.inf] + list(model.thresholds_))[leaf]))
+
+
+def test_leaves_fit_a_sharp_target_better_than_one_model_with_the_same_centres():
+    X, y = _steps(4000)
+    Xt, yt = _steps(2000, seed=1)
+    one = _ridge(n_components=100).fit(X, y).score(Xt, yt)
+    local = LocalKernelRegressor(_ridge(n_components=100, gamma=20.0), n_leaves=4).fit(X, y)
+    assert local.score(Xt, yt) > one + 0.01
+
+
+def test_centres_are_capped_at_each_leafs_rows_also_inside_a_pipeline():
+    X, y = _steps(400)
+    model = LocalKernelRegressor(_ridge(n_components=300), n_leaves=4).fit(X, y)
+    assert [m.n_components_ for m in model.estimators_] == list(model.leaf_rows_)
+    pipe = Pipeline([("widths", KernelWidths(n_components=300, random_state=0, max_iter=3)),
+                     ("model", _ridge(n_components=300, gamma=1.0))])
+    model = LocalKernelRegressor(pipe, n_leaves=4).fit(X, y, sample_weight=np.ones(400))
+    assert [m[-1].n_components_ for m in model.estimators_] == list(model.leaf_rows_)
+
+
+def test_sample_weight_reaches_each_leaf():
+    X, y = _steps(800)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=800)
+    model = LocalKernelRegressor(_ridge(), n_leaves=2, feature=0).fit(X, y, sample_weight=w)
+    rows = model.apply(X) == 0
+    alone = _ridge().fit(X[rows], y[rows], sample_weight=w[rows])
+    np.testing.assert_allclose(model.estimators_[0].dual_coef_, alone.dual_coef_, rtol=1e-10)
+
+
+def test_predict_does_not_change_the_model_and_model_files_keep_it(tmp_path):
+    X, y = _steps(600)
+    model = LocalKernelRegressor(_ridge(), n_leaves=2).fit(X, y)
+    before = [m.dual_coef_.copy() for m in model.estimators_]
+    first = model.predict(X)
+    assert all(np.array_equal(a, m.dual_coef_) for a, m in zip(before, model.estimators_))
+    save_model(model, tmp_path / "local.ksm")
+    np.testing.assert_array_equal(load_model(tmp_path / "local.ksm").predict(X), first)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"feature": 5}, "feature=5 is not a column of X's 3"),
+    ({"n_leaves": 0}, "n_leaves=0 is not valid"),
+    ({"estimator": "ridge"}, "estimator='ridge' is not valid"),
+])
+def test_bad_parameters_fail_in_one_line(params, message):
+    X, y = _steps(100)
+    with pytest.raises(ValueError, match=message) as info:
+        LocalKernelRegressor(**params).fit(X, y)
+    assert "\n" not in str(info.value)
+
+
+# the search's stage, on few rows: leaves of at least 300 rows
+
+@pytest.fixture
+def small_leaves(monkeypatch):
+    monkeypatch.setattr(_leaves_stage, "LEAF_MIN_ROWS", 300)
+
+
+SEARCH = dict(families="falkon", cv=3, alphas=[1e-3, 1e-1], gamma_factors=[0.5, 1.0, 2.0],
+              learn_widths="none", time_budget=60, random_state=0)
+
+
+def _leaves_record(search):
+    (record,) = [r for r in search.stages_ if r.stage == "leaves"]
+    return record
+
+
+def test_the_search_keeps_leaves_that_score_higher_and_refits_exactly_them(small_leaves):
+    X, y = _steps(2400)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    record = _leaves_record(search)
+    assert record.outcome == "done", record.note
+    best = search.best_estimator_
+    assert isinstance(best, LocalKernelRegressor), search.family_choice_
+    assert search.best_params_["n_leaves"] == best.n_leaves
+    assert search.best_params_["leaf_feature"] == best.feature == 0
+    assert "local models along column 0" in search.family_choice_
+    # the leaves kept are the best scored
+    kept = [s for s in search.leaves_ if s["kept"]][-1]
+    assert kept["score"] == max(s["score"] for s in search.leaves_)
+    assert kept["n_leaves"] == best.n_leaves
+    grid_gamma = search.cv_results_["params"][search.best_index_]["gamma"]
+    assert np.isclose(best.estimator.gamma, grid_gamma * kept["gamma_factor"])
+    # the refit is the scored configuration, fitted from scratch on every row
+    again = clone(best).fit(X, y)
+    np.testing.assert_allclose(again.predict(X), search.predict(X), rtol=1e-9, atol=1e-12)
+    # best_index_ stays the grid's configuration the leaves split
+    assert search.best_index_ is not None
+
+
+class _Constant(LocalKernelRegressor):
+    """Leaves that predict the targets' mean: they never score higher."""
+
+    def predict(self, X):
+        return np.full(len(X), 0.0)
+
+
+def test_leaves_that_do_not_score_higher_are_not_kept(small_leaves, monkeypatch):
+    monkeypatch.setattr(_leaves_stage, "LocalKernelRegressor", _Constant)
+    X, y = _steps(2400)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    record = _leaves_record(search)
+    # 4 leaves at 3 gamma factors, then 2 (8 leaves of its 1,600 rows are too small)
+    assert record.outcome == "done" and len(search.leaves_) == 4
+    assert not any(s["kept"] for s in search.leaves_)
+    assert not isinstance(search.best_estimator_, LocalKernelRegressor)
+    assert "n_leaves" not in search.best_params_
+    assert "growth" in [r.stage for r in search.stages_]
+
+
+def test_the_stage_says_why_it_did_not_run():
+    X, y = _steps(600)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    assert "no two leaves of 2000 rows" in _leaves_record(search).note
+    Xc, yc = make_classification(n_samples=300, random_state=0)
+    search = KernelClassifierCV(**SEARCH).fit(Xc, yc)
+    assert "regressors" in _leaves_record(search).note
+    search = KernelRegressorCV(**{**SEARCH, "time_budget": None}).fit(X, y)
+    assert not isinstance(search.best_estimator_, LocalKernelRegressor)
