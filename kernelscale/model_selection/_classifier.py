@@ -174,6 +174,8 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         fitted on the first fold's training rows (``n_components``, ``score``
         on its held-out rows, ``seconds``, ``kept``: scored better than the
         grid's model there). ``best_params_["n_components"]`` is the last kept.
+    leaves_ : None
+        Local models are regressors (:class:`KernelRegressorCV`'s ``leaves_``).
     challenger_ : dict or None
         With ``families="auto"``, a classifier, a ``time_budget`` and a winner
         of another family: the exact SVM as a challenger (``params``), at its

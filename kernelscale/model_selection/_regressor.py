@@ -139,6 +139,13 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         fitted on the first fold's training rows (``n_components``, ``score``
         on its held-out rows, ``seconds``, ``kept``: scored better than the
         grid's model there). ``best_params_["n_components"]`` is the last kept.
+    leaves_ : list of dict or None
+        With FALKON the refitted winner and a ``time_budget``: each local model
+        scored (:class:`kernelscale.LocalKernelRegressor`; ``n_leaves``,
+        ``feature``, ``gamma_factor``, ``own_widths``, ``score`` on the first
+        fold's held-out rows, ``seconds``, ``kept``: scored above the model
+        without leaves and every leaves before it). None where the stage did not
+        run; ``stages_`` says why.
     challenger_ : dict or None
         With ``families="auto"``, a classifier, a ``time_budget`` and a winner
         of another family: the exact SVM as a challenger (``params``), at its

@@ -184,7 +184,7 @@ class KernelSearch(BaseEstimator):
         settings.halving = bool(halving)
         for family in families:  # a budget too small for a grid: one line, before any work
             check_family_memory(family, self._task, data, folds, space, settings)
-        self.widths_ = self.kernel_metric_ = None
+        self.widths_ = self.kernel_metric_ = self.leaves_ = None
         return SearchState(self._task, data, folds, space, settings, scoring, list(families),
                            choices=choices)
 
