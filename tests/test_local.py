@@ -196,3 +196,39 @@ def test_the_stage_says_why_it_did_not_run():
     assert "regressors" in _leaves_record(search).note
     search = KernelRegressorCV(**{**SEARCH, "time_budget": None}).fit(X, y)
     assert not isinstance(search.best_estimator_, LocalKernelRegressor)
+
+
+def test_leaf_params_set_each_leafs_model_and_must_match_the_leaves():
+    X, y = _steps(900)
+    params = [{"gamma": 1.0}, {"gamma": 30.0}, {"gamma": np.array([5.0, 1.0, 1.0])}]
+    model = LocalKernelRegressor(_ridge(), n_leaves=3, feature=0, leaf_params=params).fit(X, y)
+    rows = model.apply(X) == 1
+    alone = _ridge(gamma=30.0).fit(X[rows], y[rows])
+    np.testing.assert_allclose(model.predict(X[rows]), alone.predict(X[rows]), rtol=1e-10)
+    assert model.estimators_[0].gamma == 1.0
+    with pytest.raises(ValueError, match="leaf_params has 2 entries for the 3 leaves made"):
+        LocalKernelRegressor(_ridge(), n_leaves=3, leaf_params=params[:2]).fit(X, y)
+
+
+def test_the_leaves_own_widths_are_learned_once_on_the_folds_leaf_rows(small_leaves):
+    # below the median of column 0 the target follows column 1, above it column 2: each
+    # leaf's own widths can ignore the other
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(2400, 3))
+    y = np.where(X[:, 0] < 0.5, np.sin(9 * X[:, 1]), np.sin(9 * X[:, 2])) + 2 * X[:, 0]
+    search = KernelRegressorCV(**{**SEARCH, "learn_widths": "diagonal"}).fit(X, y)
+    assert search.widths_ is not None
+    (own,) = [s for s in search.leaves_ if s.get("own_widths")]
+    assert "skipped" not in own and np.isfinite(own["score"])
+    # the widths of each of the 4 leaves of the first fold's training rows, each its own
+    assert len(own["leaf_gammas"]) == 4
+    for gamma in own["leaf_gammas"]:
+        assert gamma.shape == (3,) and np.all(gamma > 0)
+    assert not np.allclose(own["leaf_gammas"][0], own["leaf_gammas"][3])
+    # kept here: refitted with those widths
+    assert own["kept"] and search.best_params_["leaf_widths"]
+    best = search.best_estimator_
+    assert len(best.leaf_params) == 4 and all(
+        np.array_equal(p["gamma"], g) for p, g in zip(best.leaf_params, own["leaf_gammas"]))
+    for params, model in zip(best.leaf_params, best.estimators_):
+        np.testing.assert_array_equal(model.gamma, params["gamma"])

@@ -18,16 +18,16 @@ its time, with 8,000 each and gamma x 3 0.99298. Local models are regressors onl
 from __future__ import annotations
 
 import numpy as np
-from sklearn.pipeline import Pipeline
 
 from .._clock import now
-from ..models import LocalKernelRegressor, split_feature
+from ..models import LocalKernelRegressor, leaf_thresholds, split_feature
 from ._families import FALKON
 from ._first_model import model_on
 from ._state import Candidate
 from ._widths import KernelWidths
 
-__all__ = ["split_leaves", "leaves_model", "LEAF_COUNTS", "LEAF_GAMMA_FACTORS",
+__all__ = ["split_leaves", "leaves_model", "leaf_widths", "LEAF_COUNTS",
+           "LEAF_GAMMA_FACTORS",
            "LEAF_MIN_ROWS"]
 
 #: leaf counts scored, the first at every gamma factor, the others at the best factor
@@ -44,18 +44,35 @@ def leaves_model(search, state, point, rows, leaves, settings=None):
     scaled = {**point, "gamma": point["gamma"] * leaves["gamma_factor"]}
     model, params = model_on(search, state, scaled, rows, settings)
     extra = {"n_leaves": leaves["n_leaves"], "leaf_feature": leaves["feature"]}
-    if leaves.get("own_widths"):
-        # each leaf learns its own widths (xRFM's own metric per leaf); its model is
-        # isotropic on the columns they scale
-        kernel = params.get("kernel", "rbf")
-        widths = KernelWidths(kernel=kernel, random_state=model.random_state,
-                              memory_budget=model.memory_budget)
-        model = Pipeline([("widths", widths),
-                          ("model", model.set_params(gamma=leaves["gamma_factor"]))])
-        params = {**params, "gamma": "per leaf"}
+    leaf_params = None
+    if leaves.get("leaf_gammas") is not None:
+        # each leaf's own widths (xRFM's own metric per leaf), learned once
+        factor = leaves["gamma_factor"]
+        leaf_params = [{"gamma": factor * g} for g in leaves["leaf_gammas"]]
+        params = {**params, "gamma": [p["gamma"] for p in leaf_params]}
         extra["leaf_widths"] = True
-    local = LocalKernelRegressor(model, n_leaves=leaves["n_leaves"], feature=leaves["feature"])
+    local = LocalKernelRegressor(model, n_leaves=leaves["n_leaves"], feature=leaves["feature"],
+                                 leaf_params=leaf_params)
     return local, {**params, **extra}
+
+
+def leaf_widths(state, rows, feature, n_leaves, kernel):
+    """Widths learned on each leaf's part of ``rows`` (``KernelWidths`` of the search's
+    kernel); None where the rows make fewer leaves."""
+    data, settings = state.data, state.settings
+    values = data.columns[rows][:, feature]
+    values = np.asarray(values.toarray()).ravel() if hasattr(values, "toarray") else values
+    thresholds = leaf_thresholds(values, n_leaves, data.sample_weight[rows])
+    if thresholds.size + 1 != n_leaves:
+        return None
+    leaf = np.searchsorted(thresholds, values, side="right")
+    gammas = []
+    for index in range(n_leaves):
+        part = rows[leaf == index]
+        widths = KernelWidths(kernel=kernel, random_state=settings.random_state,
+                              memory_budget=settings.memory_budget)
+        gammas.append(widths.fit(data.columns[part], data.y[part]).gamma_)
+    return gammas
 
 
 def _step(step):
@@ -104,9 +121,9 @@ def split_leaves(search, state, sched):
                                    data.sample_weight[train])
         top = {"score": best.score, "leaves": None, "largest_leaf": None}
 
-        def score(k, factor, own=False):
+        def score(k, factor, gammas=None):
             leaves = {"n_leaves": k, "feature": int(feature), "gamma_factor": factor,
-                      "own_widths": own}
+                      "own_widths": gammas is not None, "leaf_gammas": gammas}
             model, _ = leaves_model(search, state, best.point, train.size, leaves)
             took = state.fit_on(model, train)
             value = state.score_on_first_fold(model)
@@ -130,17 +147,23 @@ def split_leaves(search, state, sched):
                 factor = (top["leaves"] or {"gamma_factor": 1.0})["gamma_factor"]
                 ladder = [(c, factor) for c in counts[1:]]
         chosen = top["leaves"]
-        if chosen is not None and run.outcome == "done" and search.widths_ is not None:
-            # the leaves' own widths, where a fit of them on the fold and on every row
-            # fits: each leaf's widths priced as the search's (their steps' fixed cost
-            # does not shrink with the rows: 8 leaves of diamonds took 38 s, the search's
-            # widths 6.9 s)
+        if run.outcome == "done" and search.widths_ is not None:
+            # each leaf's own widths, learned once on the fold's rows of each of
+            # LEAF_COUNTS[0] leaves, where they and the refit fit the time left: each
+            # leaf's widths priced as the search's (their steps' fixed cost does not
+            # shrink with the rows: 8 leaves of diamonds took 38 s, the search's 6.9 s)
+            k = counts[0]
             widths_s = sum(r.seconds for r in sched.records if r.stage == "widths")
-            own = chosen["n_leaves"] * widths_s + unit
-            if now() + own * (1.0 + growth) <= run.until:
-                score(chosen["n_leaves"], 1.0, own=True)
+            own = k * widths_s + unit
+            if now() + own + unit * growth <= run.until:
+                kernel = best.point.get("kernel", "rbf")
+                began = now()
+                gammas = leaf_widths(state, train, feature, k, kernel)
+                if gammas is not None:
+                    score(k, 1.0, gammas)
+                    steps[-1]["seconds"] = now() - began  # the widths' time with the fit
             else:
-                steps.append({"own_widths": True, "skipped": own * (1.0 + growth)})
+                steps.append({"own_widths": True, "skipped": own + unit * growth})
         search.leaves_ = steps
         tried = ", ".join(_step(s) for s in steps)
         run.note = (f"column {feature}; first fold {best.score:.4f} without leaves"

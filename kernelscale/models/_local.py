@@ -146,6 +146,10 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
     feature : int or "auto", default="auto"
         The column whose quantiles split the rows. "auto": the column whose leaves
         leave the least variance of ``y`` within them (:func:`split_feature`).
+    leaf_params : list of dict or None, default=None
+        Parameters set on each leaf's clone of ``estimator``, one dict per leaf in
+        the column's order (e.g. each leaf's own ``gamma``: widths learned on its
+        rows). Their number must be the leaves made.
 
     Attributes
     ----------
@@ -182,12 +186,14 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
         "estimator": [None, "regressor"],
         "n_leaves": [Interval("int", 1)],
         "feature": [Options("auto"), Interval("int", 0)],
+        "leaf_params": [None, list, tuple],
     }
 
-    def __init__(self, estimator=None, *, n_leaves=4, feature="auto"):
+    def __init__(self, estimator=None, *, n_leaves=4, feature="auto", leaf_params=None):
         self.estimator = estimator
         self.n_leaves = n_leaves
         self.feature = feature
+        self.leaf_params = leaf_params
 
     def _estimator(self):
         return NystromKernelRidge() if self.estimator is None else self.estimator
@@ -218,6 +224,9 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
             feature = int(self.feature)
             thresholds = leaf_thresholds(_column(X, feature), self.n_leaves, weights)
         leaf = np.searchsorted(thresholds, _column(X, feature), side="right")
+        if self.leaf_params is not None and len(self.leaf_params) != thresholds.size + 1:
+            raise ValueError(f"leaf_params has {len(self.leaf_params)} entries for the "
+                             f"{thresholds.size + 1} leaves made: give one dict per leaf.")
         template = self._estimator()
         # centres (of the model, or of a pipeline's steps) beyond a leaf's rows are its rows
         components = {name: value for name, value in template.get_params().items()
@@ -229,6 +238,8 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
             model = clone(template)
             model.set_params(**{name: int(rows.size) for name, value in components.items()
                                 if value > rows.size})
+            if self.leaf_params is not None:
+                model.set_params(**self.leaf_params[index])
             extra = {} if weights is None else _weights_for(model, weights[rows])
             self.estimators_.append(model.fit(X[rows], y[rows], **extra))
         self.feature_ = int(feature)
