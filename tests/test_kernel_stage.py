@@ -126,3 +126,26 @@ def test_a_classifier_with_enough_rows_of_each_class_ranks_the_kernels():
     assert stage.outcome == "done" and "kept" in stage.note
     assert search.best_params_["kernel"] in ("rbf", "laplacian")
     assert search.best_estimator_.kernel == search.best_params_["kernel"]
+
+
+def test_where_no_subsample_fits_every_gamma_the_middle_gammas_are_compared(monkeypatch):
+    from kernelscale.model_selection import _kernel_stage
+
+    X, y = _steps(1200, 1)
+    factors = [0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+    # every gamma of both kernels priced at 14 x 1 s, 2 gammas at 4 x 1 s; the stage's
+    # grant at a 60 s budget is 9 s, of which SIZED_SHARE (0.6) sizes it: 5.4 s
+    monkeypatch.setattr(_kernel_stage, "predicted_unit", lambda state, rows: 1.0)
+    search = KernelRegressorCV(**{**SMALL, "gamma_factors": factors, "time_budget": 60}).fit(
+        X, y)
+    note = _stage(search).note
+    assert "the middle 2 gammas" in note and "(2 configurations" not in note, note
+    assert "kept laplacian" in note
+    # each kernel's grid: 2 gammas x the alphas
+    n_alphas = len(search.cv_results_["params"]) // len(factors)
+    assert f"({2 * n_alphas} configurations" in note
+    # priced out even at 2 gammas: skipped with its price
+    monkeypatch.setattr(_kernel_stage, "predicted_unit", lambda state, rows: 2.0)
+    search = KernelRegressorCV(**{**SMALL, "gamma_factors": factors, "time_budget": 60}).fit(
+        X, y)
+    assert "skipped for time" in _stage(search).note

@@ -232,3 +232,24 @@ def test_the_leaves_own_widths_are_learned_once_on_the_folds_leaf_rows(small_lea
         np.array_equal(p["gamma"], g) for p, g in zip(best.leaf_params, own["leaf_gammas"]))
     for params, model in zip(best.leaf_params, best.estimators_):
         np.testing.assert_array_equal(model.gamma, params["gamma"])
+
+
+def test_kernelscale_tune_writes_a_leaves_model_that_evaluate_reads(small_leaves, tmp_path,
+                                                                     capsys):
+    from kernelscale.cli import main
+
+    X, y = _steps(2400)
+    Xt, yt = _steps(600, seed=1)
+    for name, (A, b) in (("train", (X, y)), ("test", (Xt, yt))):
+        np.savetxt(tmp_path / f"{name}.csv", np.column_stack([A, b]), delimiter=",",
+                   header="a,b,c,target", comments="")
+    model = tmp_path / "local.ksm"
+    code = main(["tune", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"),
+                 "--families", "falkon", "--time-budget", "60s", "--learn-widths", "no",
+                 "-o", str(model), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "'n_leaves'" in out and "test r2" in out, out
+    assert isinstance(load_model(model)[-1] if isinstance(load_model(model), Pipeline)
+                      else load_model(model), LocalKernelRegressor)
+    assert main(["evaluate", str(model), str(tmp_path / "test.csv")]) == 0

@@ -230,7 +230,9 @@ def run(args):
     best = dict(search.best_params_)
     learned = "metric" if search.kernel_metric_ is not None else \
         ("widths" if search.widths_ is not None else None)
-    if learned and search.best_index_ is not None:
+    if best.get("leaf_widths"):
+        best["gamma"] = "each leaf's own widths"
+    elif learned and search.best_index_ is not None:
         best["gamma"] = (f"{search.cv_results_['params'][search.best_index_]['gamma']:.3g} x "
                          f"the learned {learned}")
     how = "CV" if search.best_index_ is not None and search.refit_rows_ == len(y) else \
