@@ -249,7 +249,7 @@ def test_kernelscale_tune_writes_a_leaves_model_that_evaluate_reads(small_leaves
                  "-o", str(model), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "'n_leaves'" in out and "test r2" in out, out
+    assert "'n_leaves': " in out and "test R^2" in out, out
     assert isinstance(load_model(model)[-1] if isinstance(load_model(model), Pipeline)
                       else load_model(model), LocalKernelRegressor)
     assert main(["evaluate", str(model), str(tmp_path / "test.csv")]) == 0

@@ -355,8 +355,11 @@ def grow(search, state, sched):
         what = "each leaf's centres" if leaves else "centres"
         tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
                           for s in steps)
+        capped = leaves is not None and 2 * point["n_components"] > leaves["largest_leaf"]
         run.note = (f"first fold: {best.score:.4f} with {point['n_components']} {what}"
-                    + (f", then {tried}" if tried else "; no doubling fits the time left"))
+                    + (f", then {tried}" if tried else
+                       f"; the largest leaf holds {leaves['largest_leaf']} rows" if capped else
+                       "; no doubling fits the time left"))
         if m == point["n_components"]:
             return
         state.choices.append(
