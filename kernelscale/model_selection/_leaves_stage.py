@@ -150,7 +150,6 @@ def split_leaves(search, state, sched):
             if not ladder and k == counts[0]:  # the other counts at the best factor
                 factor = (top["leaves"] or {"gamma_factor": 1.0})["gamma_factor"]
                 ladder = [(c, factor) for c in counts[1:]]
-        chosen = top["leaves"]
         if run.outcome == "done" and search.widths_ is not None:
             # each leaf's own widths, learned once on the fold's rows of each of
             # LEAF_COUNTS[0] leaves, where they and the refit fit the time left: each
