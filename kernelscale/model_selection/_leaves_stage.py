@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._clock import now
-from ..models import LocalKernelRegressor, leaf_thresholds, split_feature
+from ..models import LocalKernelRegressor, leaf_index, leaf_thresholds, split_feature
 from ._families import FALKON
 from ._first_model import model_on
 from ._state import Candidate
@@ -64,12 +64,12 @@ def leaf_widths(state, rows, feature, n_leaves, kernel):
     """Widths learned on each leaf's part of ``rows`` (``KernelWidths`` of the search's
     kernel); None where the rows make fewer leaves."""
     data, settings = state.data, state.settings
-    values = data.columns[rows][:, feature]
-    values = np.asarray(values.toarray()).ravel() if hasattr(values, "toarray") else values
+    X = data.columns[rows]
+    values = X[:, [feature]].toarray().ravel() if hasattr(X, "toarray") else X[:, feature]
     thresholds = leaf_thresholds(values, n_leaves, data.sample_weight[rows])
     if thresholds.size + 1 != n_leaves:
         return None
-    leaf = np.searchsorted(thresholds, values, side="right")
+    leaf = leaf_index(X, feature, thresholds)
     gammas = []
     for index in range(n_leaves):
         part = rows[leaf == index]

@@ -14,7 +14,7 @@ above it use (FALKON's automatic size, the linear SVM's solver call).
 
 import warnings
 
-from ._local import LocalKernelRegressor, leaf_thresholds, split_feature  # noqa: F401
+from ._local import LocalKernelRegressor, leaf_index, leaf_thresholds, split_feature  # noqa: F401
 from .linear import (
     ApproxKernelOneClassSVM,
     ApproxKernelRidge,

@@ -24,12 +24,24 @@ from .._constraints import Interval, Options, validate_params
 from .._validation import check_sample_weight, check_X, check_X_y
 from .ridge import NystromKernelRidge
 
-__all__ = ["LocalKernelRegressor", "leaf_thresholds", "split_feature"]
+__all__ = ["LocalKernelRegressor", "leaf_index", "leaf_thresholds", "split_feature"]
 
 
 def _column(X, j):
     column = X[:, j]
     return np.asarray(column.toarray()).ravel() if sp.issparse(column) else np.asarray(column)
+
+
+def leaf_index(X, feature, thresholds):
+    """The leaf of each row of ``X``: how many ``thresholds`` its column ``feature`` reaches.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> leaf_index(np.array([[0.0], [2.0], [5.0]]), 0, np.array([2.0, 4.0])).tolist()
+    [0, 1, 2]
+    """
+    return np.searchsorted(thresholds, _column(X, feature), side="right")
 
 
 def _weights_for(model, weights):
@@ -111,9 +123,8 @@ def split_feature(X, y, n_leaves, sample_weight=None):
     Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
     best = (np.inf, 0, np.empty(0))
     for j in range(d):
-        values = _column(X, j)
-        thresholds = leaf_thresholds(values, n_leaves, w)
-        leaf = np.searchsorted(thresholds, values, side="right")
+        thresholds = leaf_thresholds(_column(X, j), n_leaves, w)
+        leaf = leaf_index(X, j, thresholds)
         weight = np.bincount(leaf, w, minlength=thresholds.size + 1)
         spread = 0.0
         for t in range(Y.shape[1]):
@@ -223,7 +234,7 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
                                  f"an index below {d}, or feature='auto'.")
             feature = int(self.feature)
             thresholds = leaf_thresholds(_column(X, feature), self.n_leaves, weights)
-        leaf = np.searchsorted(thresholds, _column(X, feature), side="right")
+        leaf = leaf_index(X, feature, thresholds)
         if self.leaf_params is not None and len(self.leaf_params) != thresholds.size + 1:
             raise ValueError(f"leaf_params has {len(self.leaf_params)} entries for the "
                              f"{thresholds.size + 1} leaves made: give one dict per leaf.")
@@ -261,7 +272,7 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "estimators_")
         X = check_X(self, X, reset=False)
-        return np.searchsorted(self.thresholds_, _column(X, self.feature_), side="right")
+        return leaf_index(X, self.feature_, self.thresholds_)
 
     def predict(self, X):
         """Each row's prediction by its leaf's model.
@@ -276,7 +287,7 @@ class LocalKernelRegressor(RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self, "estimators_")
         X = check_X(self, X, reset=False)
-        leaf = np.searchsorted(self.thresholds_, _column(X, self.feature_), side="right")
+        leaf = leaf_index(X, self.feature_, self.thresholds_)
         out = None
         for index, model in enumerate(self.estimators_):
             rows = np.flatnonzero(leaf == index)
