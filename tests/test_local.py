@@ -253,3 +253,21 @@ def test_kernelscale_tune_writes_a_leaves_model_that_evaluate_reads(small_leaves
     assert isinstance(load_model(model)[-1] if isinstance(load_model(model), Pipeline)
                       else load_model(model), LocalKernelRegressor)
     assert main(["evaluate", str(model), str(tmp_path / "test.csv")]) == 0
+
+
+class _Interrupted(LocalKernelRegressor):
+    """Ctrl-C pressed during a leaves fit."""
+
+    def fit(self, X, y, sample_weight=None):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_in_the_leaves_stage_keeps_the_best_model_so_far(small_leaves, monkeypatch):
+    monkeypatch.setattr(_leaves_stage, "LocalKernelRegressor", _Interrupted)
+    X, y = _steps(2400)
+    with pytest.warns(UserWarning, match="Search interrupted: keeping the best"):
+        search = KernelRegressorCV(**SEARCH).fit(X, y)
+    assert _leaves_record(search).outcome == "interrupted"
+    assert isinstance(search.best_estimator_, NystromKernelRidge)
+    assert search.model_origin_ == "refit" and not search.complete_
+    assert np.all(np.isfinite(search.predict(X)))

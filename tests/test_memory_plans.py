@@ -130,6 +130,19 @@ PATHS = {
         lambda d, b: ks.KernelRegressorCV(families="falkon", gamma_factors=[0.5, 2],
                                           n_components=200, memory_budget=b,
                                           random_state=0).fit(*d)),
+    # stop 53: local models, one FALKON fit per leaf on a copy of its rows
+    "LocalKernelRegressor": (
+        8 * MIB, lambda: _regression(20000),
+        lambda d, b: ks.LocalKernelRegressor(
+            ks.NystromKernelRidge(n_components=200, memory_budget=b, random_state=0),
+            n_leaves=4).fit(*d)),
+    # and the search's leaves stage
+    "FALKON search with leaves": (
+        8 * MIB, lambda: _regression(20000),
+        lambda d, b: ks.KernelRegressorCV(families="falkon", gamma_factors=[0.5, 2],
+                                          n_components=200, learn_widths="none",
+                                          time_budget=60, memory_budget=b,
+                                          random_state=0).fit(*d)),
     "Nystrom SVM grid": (
         32 * MIB, lambda: _classification(8000, d=8),
         lambda d, b: ks.KernelClassifierCV(families="nystrom-svm", gamma_factors=[1.0],
