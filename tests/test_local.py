@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.datasets import make_classification
+from sklearn.dummy import DummyRegressor
 from sklearn.pipeline import Pipeline
 
 from kernelscale import (
@@ -16,7 +17,7 @@ from kernelscale import (
     load_model,
     save_model,
 )
-from kernelscale.model_selection import _leaves_stage
+from kernelscale.model_selection import _average_stage, _leaves_stage
 from kernelscale.models import leaf_thresholds, split_feature
 
 
@@ -132,7 +133,9 @@ def test_bad_parameters_fail_in_one_line(params, message):
 
 @pytest.fixture
 def small_leaves(monkeypatch):
+    """Leaves of at least 300 rows, not averaged with other leaf counts."""
     monkeypatch.setattr(_leaves_stage, "LEAF_MIN_ROWS", 300)
+    monkeypatch.setattr(_average_stage, "AVERAGE_LEAF_COUNTS", ())
 
 
 SEARCH = dict(families="falkon", cv=3, alphas=[1e-3, 1e-1], gamma_factors=[0.5, 1.0, 2.0],
@@ -270,4 +273,102 @@ def test_ctrl_c_in_the_leaves_stage_keeps_the_best_model_so_far(small_leaves, mo
     assert _leaves_record(search).outcome == "interrupted"
     assert isinstance(search.best_estimator_, NystromKernelRidge)
     assert search.model_origin_ == "refit" and not search.complete_
+    assert np.all(np.isfinite(search.predict(X)))
+
+
+# the average of local models: the held leaves and other leaf counts of the same model
+
+@pytest.fixture
+def small_average(monkeypatch):
+    """Leaves of at least 300 rows, and a problem with room for 2 to 5 of them."""
+    monkeypatch.setattr(_leaves_stage, "LEAF_MIN_ROWS", 300)
+    return _steps(3000)
+
+
+def _average_record(search):
+    (record,) = [r for r in search.stages_ if r.stage == "average"]
+    return record
+
+
+def test_the_average_of_leaf_counts_is_kept_only_where_it_scores_higher(small_average,
+                                                                        tmp_path):
+    from sklearn.ensemble import VotingRegressor
+
+    X, y = small_average
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    record = _average_record(search)
+    assert record.outcome == "done", record.note
+    tried = [s for s in search.leaves_ if s.get("averaged")]
+    assert tried and all("score" in s for s in tried), record.note
+    kept = [s for s in tried if s["kept"]]
+    held = [s for s in search.leaves_ if not s.get("averaged") and s["kept"]][-1]
+    best = search.best_estimator_
+    if not kept:
+        assert isinstance(best, LocalKernelRegressor)
+        return
+    # each kept member raised the average's first-fold score over the one before it
+    scores = [s["score"] for s in kept]
+    assert scores == sorted(scores) and scores[0] > held["score"]
+    assert isinstance(best, VotingRegressor) and search.model_origin_ == "average"
+    counts = search.best_params_["averaged_n_leaves"]
+    assert counts[1:] == [s["n_leaves"] for s in kept]
+    assert [m.n_leaves_ for m in best.estimators_] == counts
+    np.testing.assert_allclose(
+        search.predict(X), np.mean([m.predict(X) for m in best.estimators_], axis=0),
+        rtol=1e-12)
+    # the ensemble is the one its parameters make, refitted from scratch on every row
+    again = clone(best).fit(X, y)
+    np.testing.assert_allclose(again.predict(X), search.predict(X), rtol=1e-9, atol=1e-12)
+    assert "averaged with the same split into" in search.family_choice_
+    assert search.best_index_ is not None
+    # a model file keeps it
+    save_model(search.best_estimator_, tmp_path / "average.ksm")
+    np.testing.assert_array_equal(load_model(tmp_path / "average.ksm").predict(X),
+                                  search.predict(X))
+
+
+def test_averages_that_do_not_score_higher_are_not_kept(small_average, monkeypatch):
+    def worse(models, templates, X, y):  # an average that predicts a constant
+        return DummyRegressor(strategy="constant", constant=0.0).fit(X, y)
+
+    monkeypatch.setattr(_average_stage, "averaged", worse)
+    X, y = small_average
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    tried = [s for s in search.leaves_ if s.get("averaged")]
+    assert tried and not any(s["kept"] for s in tried)
+    assert isinstance(search.best_estimator_, LocalKernelRegressor)
+    assert "averaged_n_leaves" not in search.best_params_
+    assert search.model_origin_ in ("leaves", "growth")
+
+
+def test_the_average_says_why_it_did_not_run(small_average, monkeypatch):
+    X, y = _steps(600)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    assert "none won" in _average_record(search).note
+    X, y = _steps(3000)
+    # no time for any other leaf count: priced past the budget's end
+    calls = []
+
+    def work(rows, m):  # the held partition's work as it is, every other's a million times
+        calls.append(len(rows))
+        return (1.0, 1.0) if len(calls) == 1 else (1e6, 1e6)
+
+    monkeypatch.setattr(_average_stage, "_work", work)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    record = _average_record(search)
+    if search.leaves_ and any(s["kept"] for s in search.leaves_):
+        assert record.outcome == "shrunk" and "skipped for time" in record.note, record.note
+        assert isinstance(search.best_estimator_, LocalKernelRegressor)
+
+
+def test_ctrl_c_in_the_average_keeps_the_local_models(small_average, monkeypatch):
+    def interrupted(models, templates, X, y):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_average_stage, "averaged", interrupted)
+    X, y = small_average
+    with pytest.warns(UserWarning, match="Search interrupted: keeping the best"):
+        search = KernelRegressorCV(**SEARCH).fit(X, y)
+    assert _average_record(search).outcome == "interrupted"
+    assert isinstance(search.best_estimator_, LocalKernelRegressor)
     assert np.all(np.isfinite(search.predict(X)))

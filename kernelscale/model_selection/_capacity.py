@@ -57,7 +57,7 @@ def kept_centres(n, d, memory_budget, itemsize=4, *, kept=True):
 
 def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, task, end,
                  refit_seconds, memory_budget, log, fold_budget=None, itemsize=4,
-                 max_m=None):
+                 max_m=None, on_kept=None):
     """The number of centres to refit with: ``m`` or more, each step scored on ``fold``.
 
     Parameters
@@ -88,6 +88,9 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         Bytes of the kernel dtype the model fits in (8: float64).
     max_m : int, default=None
         The most centres worth trying (local models: their largest leaf's rows).
+    on_kept : callable, default=None
+        Receives each kept step's model, fitted on the fold's training rows, and the
+        seconds its fit took (the average of local models scores with them).
 
     Returns
     -------
@@ -132,6 +135,8 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         if not kept:
             break
         best_m, best_score = nxt, score
+        if on_kept is not None:
+            on_kept(model, seconds)
         measured.append((nxt, seconds, nxt <= fold_held))
     return best_m
 

@@ -136,7 +136,8 @@ def split_leaves(search, state, sched):
             steps.append({**leaves, "score": value, "seconds": took, "kept": kept,
                           "largest_leaf": int(model.leaf_rows_.max())})
             if kept:
-                top.update(score=value, leaves=leaves, largest_leaf=steps[-1]["largest_leaf"])
+                top.update(score=value, leaves=leaves, largest_leaf=steps[-1]["largest_leaf"],
+                           model=model, fit_seconds=took)
             return took
 
         ladder = [(counts[0], f) for f in LEAF_GAMMA_FACTORS]
@@ -177,8 +178,12 @@ def split_leaves(search, state, sched):
         began = now()
         model, params = leaves_model(search, state, best.point, n, chosen)
         model.fit(data.columns, data.y, sample_weight=data.sample_weight)
+        # the fold's model and its fit's seconds: the average of local models scores with
+        # them and prices its own fits from them
         state.leaves = {**chosen, "refit_seconds": now() - began,
-                        "largest_leaf": top["largest_leaf"]}
+                        "largest_leaf": top["largest_leaf"],
+                        "n_components": best.point["n_components"],
+                        "fold_model": top["model"], "fold_seconds": top["fit_seconds"]}
         how = "each with its own widths" if chosen["own_widths"] else \
             f"gamma x {chosen['gamma_factor']:g}"
         state.choices.append(

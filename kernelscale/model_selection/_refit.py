@@ -344,13 +344,15 @@ def grow(search, state, sched):
             def make_model(m):  # on the columns the grid scored (scaled by the widths)
                 return search._best_model({**point, "n_components": m}, fold_settings)[0]
         search.capacity_ = steps
+        fold_fits = []
         m = grow_centres(
             make_model, X, state.data.y, state.data.sample_weight,
             (state.train0, state.valid0), best.score, m=point["n_components"],
             scoring=search.scoring, task=state.task, end=run.until, refit_seconds=refit_s,
             memory_budget=state.settings.memory_budget,
             fold_budget=fold_settings.memory_budget, itemsize=itemsize, log=steps.append,
-            max_m=leaves["largest_leaf"] if leaves else None)
+            max_m=leaves["largest_leaf"] if leaves else None,
+            on_kept=lambda model, seconds: fold_fits.append((model, seconds)))
         state.n_scored += len(steps)
         what = "each leaf's centres" if leaves else "centres"
         tried = ", ".join(f"{s['n_components']}: {s['score']:.4f} in {s['seconds']:.1f} s"
@@ -370,7 +372,11 @@ def grow(search, state, sched):
             model, params = leaves_model(search, state, grown, state.n, leaves)
         else:
             model, params = model_on(search, state, grown, state.n)
+        began = now()
         model.fit(state.data.columns, state.data.y, state.data.sample_weight)
+        if leaves:  # what the average of local models scores and prices with
+            state.leaves = {**leaves, "refit_seconds": now() - began, "n_components": m,
+                            "fold_model": fold_fits[-1][0], "fold_seconds": fold_fits[-1][1]}
         kept = [s for s in steps if s["kept"]]
         # the grid's configuration with more centres: best_index_ stays the grid's point
         state.consider(Candidate(model, params, dict(best.point), kept[-1]["score"], None,

@@ -35,6 +35,7 @@ from .._validation import (
 from ..datasets import TabularEncoder, is_frame, needs_encoding
 from ..kernels import make_kernel
 from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
+from ._average_stage import average_leaves
 from ._choice import EXACT_MAX_ROWS, choose_families
 from ._class_weight_stage import weigh_classes
 from ._exact import exact_grid_memory
@@ -92,7 +93,7 @@ class KernelSearch(BaseEstimator):
         self.halving_ = [] if state.settings.halving else None
         try:
             for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
-                          weigh_classes, refit, challenge, split_leaves, grow):
+                          weigh_classes, refit, challenge, split_leaves, grow, average_leaves):
                 stage(self, state, scheduler)
         except KeyboardInterrupt:
             if state.best is None:
