@@ -246,3 +246,38 @@ def test_a_falkon_penalty_moves_to_other_rows_as_the_square_root():
     assert penalty_on_rows(250, 1000) == pytest.approx(0.5)
     assert penalty_on_rows(4000, 1000) * penalty_on_rows(1000, 4000) == pytest.approx(1.0)
     assert penalty_on_rows(0, 1000) == 1.0  # no rows: nothing to scale
+
+
+def test_a_refit_priced_at_most_of_the_time_left_is_secured_first(monkeypatch):
+    # measured on Beijing with two busy loops: a refit predicted at 6 s with 6.1 s left ran
+    # past its grant and the first model stood. A refit priced at over half the time left
+    # is now preceded by the winner on a share of the rows, whatever its size
+    real_refit, real_model_on = _search.refit, _refit.model_on
+
+    def tight(search, state, sched):
+        monkeypatch.setattr(_refit, "refit_seconds", lambda *a, **k: 0.6 * sched.left())
+        return real_refit(search, state, sched)
+
+    def stopped_on_every_row(search, state, point, rows, settings=None):
+        model, params = real_model_on(search, state, point, rows, settings)
+        if rows == state.n:  # the machine turned slower: the budget's end stops it
+            def fit(*args, **kwargs):
+                raise _clock.TimeUp()
+            model.fit = fit
+        return model, params
+
+    monkeypatch.setattr(_search, "refit", tight)
+    monkeypatch.setattr(_refit, "model_on", stopped_on_every_row)
+    monkeypatch.setattr(_refit, "SECURE_SECONDS", 1e9)  # only the tight refit's rule
+    X, y = make_nonlinear_problem(3000, n_features=8, n_informative=4, random_state=0)
+    search = KernelRegressorCV(families="falkon", gamma_factors=[0.02, 0.25, 1.0], alphas=[1e-2],
+                               n_components=100, learn_widths="none", time_budget=60,
+                               random_state=0).fit(X, y)
+    lines = [r.line() for r in search.stages_]
+    secured, full = [r for r in search.stages_ if r.stage == "refit"]
+    assert secured.outcome == "done" and "of the first fold's 2400 training rows" in \
+        secured.note, lines
+    assert full.outcome == "stopped", lines
+    assert search.model_origin_ == "refit (secured first)", lines
+    assert search.best_params_["gamma"] == search.cv_results_["params"][search.best_index_][
+        "gamma"]

@@ -144,8 +144,14 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         scored (:class:`kernelscale.LocalKernelRegressor`; ``n_leaves``,
         ``feature``, ``gamma_factor``, ``own_widths``, ``score`` on the first
         fold's held-out rows, ``seconds``, ``kept``: scored above the model
-        without leaves and every leaves before it). None where the stage did not
-        run; ``stages_`` says why.
+        without leaves and every leaves before it), then, where local models won
+        and time was left, each other leaf count averaged with them
+        (``averaged``: True; ``score``: the average's on the first fold;
+        ``kept``: it raised the average's score). None where the stage did not
+        run; ``stages_`` says why. Where an average was kept,
+        ``best_estimator_`` is a ``VotingRegressor`` of the local models
+        (``best_params_["averaged_n_leaves"]``) and ``model_origin_`` is
+        "average".
     challenger_ : dict or None
         With ``families="auto"``, a classifier, a ``time_budget`` and a winner
         of another family: the exact SVM as a challenger (``params``), at its

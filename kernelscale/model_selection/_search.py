@@ -4,7 +4,8 @@ stages over one state, each granted its time by one scheduler.
 The stages (:mod:`._stages`, :mod:`._refit`): a first model within seconds,
 the learned widths, the family screen, the grid (with halving), the refit of
 the best on every row, the exact SVM as a challenger, a regressor's local models
-(leaves along one column), FALKON's centres grown by the time left. A model is
+(leaves along one column), FALKON's centres grown by the time left, the local models
+averaged with other leaf counts. A model is
 held from the first stage on and only replaced by one that scored better
 (:class:`._state.SearchState`); the time budget's end, a Ctrl-C or a failed
 configuration leave the best so far in place.
