@@ -372,3 +372,23 @@ def test_ctrl_c_in_the_average_keeps_the_local_models(small_average, monkeypatch
     assert _average_record(search).outcome == "interrupted"
     assert isinstance(search.best_estimator_, LocalKernelRegressor)
     assert np.all(np.isfinite(search.predict(X)))
+
+
+def test_the_budgets_end_inside_the_average_keeps_its_steps_so_far(small_average, monkeypatch):
+    from kernelscale import _clock
+
+    real, calls = _average_stage.averaged, []
+
+    def stopped_at_the_second(models, templates, X, y):
+        calls.append(len(models))
+        if len(calls) == 2:
+            raise _clock.TimeUp()
+        return real(models, templates, X, y)
+
+    monkeypatch.setattr(_average_stage, "averaged", stopped_at_the_second)
+    X, y = small_average
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    assert _average_record(search).outcome == "stopped"
+    tried = [s for s in search.leaves_ if s.get("averaged")]
+    assert len(tried) == 1 and np.isfinite(tried[0]["score"]), search.leaves_
+    assert np.all(np.isfinite(search.predict(X)))

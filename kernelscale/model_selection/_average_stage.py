@@ -90,7 +90,14 @@ def average_leaves(search, state, sched):
     counts = [k for k in AVERAGE_LEAF_COUNTS
               if k != k0 and train.size / k >= _leaves_stage.LEAF_MIN_ROWS]
     fold_models, top = [held["fold_model"]], best.score
-    members, steps = [], []  # members: (leaves, fold score of the average with it)
+    members = []  # (leaves, fold score of the average with it)
+    # each step goes into leaves_ as it is made: the budget's end in the middle keeps them
+    search.leaves_ = list(search.leaves_ or [])
+    steps = []
+
+    def record(step):
+        steps.append(step)
+        search.leaves_.append(step)
     with sched.stage("average") as run:
         # the split column of the fold's rows (no copy of the fold: the stage's fits make
         # their own, as the leaves stage's do)
@@ -111,7 +118,7 @@ def average_leaves(search, state, sched):
             refit = held["refit_seconds"] * scale
             price = (k * widths_s if own else 0.0) + held["fold_seconds"] * scale + refit
             if now() + price + reserved > run.until:
-                steps.append({"n_leaves": k, "averaged": True, "skipped": price + reserved})
+                record({"n_leaves": k, "averaged": True, "skipped": price + reserved})
                 run.outcome = "shrunk"
                 break
             began = now()
@@ -127,7 +134,7 @@ def average_leaves(search, state, sched):
             value = state.score_on_first_fold(
                 averaged(fold_models + [model], fold_models + [model], data.columns, data.y))
             kept = bool(np.isfinite(value) and value > top)
-            steps.append({**{key: leaves[key] for key in ("n_leaves", "own_widths")},
+            record({**{key: leaves[key] for key in ("n_leaves", "own_widths")},
                           "averaged": True, "score": value, "seconds": now() - began,
                           "kept": kept})
             if kept:
@@ -135,7 +142,6 @@ def average_leaves(search, state, sched):
                 fold_models.append(model)
                 members.append((leaves, value))
                 top = value
-        search.leaves_ = (search.leaves_ or []) + steps
         tried = ", ".join(_step_line(s) for s in steps)
         run.note = note = (f"first fold {best.score:.4f} with {k0} leaves"
                     + (f"; averaged {tried}" if tried else
