@@ -19,6 +19,8 @@ time), ``diamonds`` (R^2 of log price), ``nonlinear-N`` (``make_nonlinear_proble
 ``planted`` (100,000 rows of 20 standard-normal columns whose label is a smooth function
 of 2 random directions; accuracy), ``smooth8`` (200,000 rows of a noiseless smooth
 function of 8 discrete-valued columns; R^2). Results: ``benchmarks/results/tabular.json``.
+With ``--repeats R`` every contender runs R times in turns (a time-budgeted search need
+not find the same model twice): the report gives the median and every run.
 
 Usage::
 
@@ -224,14 +226,21 @@ def report(records):
         mine = [r for r in records if r["data"] == data]
         name = key.get(data, "accuracy" if mine[0].get("task") == "classification" else "r2")
         lines.append(f"\n{data} ({name}):")
-        for r in mine:
-            if r.get("error"):
-                lines.append(f"  {r['contender']:14s} error: {r['error'][:80]}")
+        for contender in dict.fromkeys(r["contender"] for r in mine):
+            runs = [r for r in mine if r["contender"] == contender]
+            failed = [r for r in runs if r.get("error")]
+            if failed:
+                lines.append(f"  {contender:14s} error: {failed[0]['error'][:80]}")
                 continue
-            extra = f", {r['xrfm_rows']} rows" if "xrfm_rows" in r else ""
-            lines.append(f"  {r['contender']:14s} {r['scores'][name]:.4f}  fit {r['fit_s']:.0f} s, "
-                         f"RSS {r['peak_rss_gb']:.2f} GB, others' load "
-                         f"{r['others_cores'] or 0:.2f} cores{extra}")
+            scores = [r["scores"][name] for r in runs]
+            extra = f", {runs[-1]['xrfm_rows']} rows" if "xrfm_rows" in runs[-1] else ""
+            each = (f" (runs: {', '.join(f'{v:.4f}' for v in scores)})" if len(runs) > 1
+                    else "")
+            lines.append(
+                f"  {contender:14s} {np.median(scores):.4f}{each}  fit "
+                f"{np.median([r['fit_s'] for r in runs]):.0f} s, RSS "
+                f"{max(r['peak_rss_gb'] for r in runs):.2f} GB, others' load "
+                f"{max(r['others_cores'] or 0 for r in runs):.2f} cores{extra}")
     return "\n".join(lines)
 
 
@@ -241,6 +250,8 @@ def main(argv=None):
     parser.add_argument("--budgets", nargs="+", default=BUDGETS)
     parser.add_argument("--contenders", nargs="+",
                         default=["search", "hgb", "lightgbm", "flaml", "xrfm"])
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="runs of every contender, in turns (A B A B): medians reported")
     parser.add_argument("--out", default="tabular")
     parser.add_argument("--one", nargs=2, metavar=("DATA", "CONTENDER"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -261,14 +272,16 @@ def main(argv=None):
                 names.append(f"xrfm-{args.budgets[-1]}")
             else:
                 names.append(contender)
-        for name in names:
+        # in turns, so that a change of the machine's load falls on every contender
+        for run, name in [(run, name) for run in range(args.repeats) for name in names]:
             budget = parse_duration(name.split("-", 1)[1]) if "-" in name else 600
             record = run_in_process([sys.executable, __file__, "--one", data, name],
                                     3 * budget + 900, data=data, contender=name)
-            record["command"] = command
+            record.update(command=command, run=run)
             print(json.dumps({k: v for k, v in record.items()
                               if k not in ("stages", "machine")}), flush=True)
-            records = [r for r in records if (r["data"], r["contender"]) != (data, name)] + \
+            records = [r for r in records
+                       if (r["data"], r["contender"], r.get("run", 0)) != (data, name, run)] + \
                 [record]
             RESULTS.mkdir(exist_ok=True)
             path.write_text(json.dumps({"records": records}, indent=1))

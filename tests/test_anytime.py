@@ -281,3 +281,36 @@ def test_a_refit_priced_at_most_of_the_time_left_is_secured_first(monkeypatch):
     assert search.model_origin_ == "refit (secured first)", lines
     assert search.best_params_["gamma"] == search.cv_results_["params"][search.best_index_][
         "gamma"]
+
+
+@pytest.mark.parametrize("n, sizes", [(20_000, "1 size"), (64_000, "2 sizes")])
+def test_falkons_grid_probe_measures_a_second_larger_size_on_many_rows(monkeypatch, n, sizes):
+    # one probe on 2,000 rows priced a gamma of Beijing's 305,734 rows at 83 s where it took
+    # 23 s: the part that does not grow dominated it; a second on 16,000 rows prices the growth
+    later = ("learn_metric", "choose_kernel", "screen", "grid", "weigh_classes", "refit",
+             "challenge", "split_leaves", "grow", "average_leaves")
+    for name in later:
+        monkeypatch.setattr(_search, name,
+                            lambda search, state, sched, name=name: sched.skip(name, "not run"))
+    seen = {}
+    real = _stages._probe_unit
+
+    def probe(search, state, *args, **kwargs):
+        real(search, state, *args, **kwargs)
+        seen["curve"] = state.unit_curve
+    monkeypatch.setattr(_stages, "_probe_unit", probe)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(n, 2))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    search = KernelRegressorCV(families="falkon", n_components=50, learn_widths="none",
+                               time_budget=60, random_state=0).fit(X, y)
+    (record,) = [r for r in search.stages_ if r.stage == "grid probe"]
+    curve = seen["curve"]
+    assert [size for size, _ in curve.points] == \
+        ([2000.0] if sizes == "1 size" else [2000.0, 16000.0]), record.line()
+    assert "s on 2000 rows" in record.note
+    if sizes == "2 sizes":
+        assert "s on 16000 rows" in record.note and curve.low == 1.0
+        # the larger fit's growing part, scaled as the rows at least
+        (_, t1) = curve.points[-1]
+        assert curve.predict(10 * 16000) >= curve.fixed + 10 * (t1 - curve.fixed) * (1 - 1e-9)

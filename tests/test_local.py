@@ -190,6 +190,31 @@ def test_leaves_that_do_not_score_higher_are_not_kept(small_leaves, monkeypatch)
     assert "growth" in [r.stage for r in search.stages_]
 
 
+def test_leaves_split_a_winner_refitted_on_every_row_by_way_of_a_subsample(small_leaves,
+                                                                          monkeypatch):
+    # the grid cross-validated on a subsample only (its time shrunk): the winner is fitted on
+    # the first fold's training rows, scored, then refitted on every row; the leaves and the
+    # growth build on it as on a refit (they were skipped, and the time left unspent)
+    from kernelscale.model_selection import _search
+
+    real = _search.grid
+
+    def subsample_grid(search, state, sched):
+        real(search, state, sched)
+        state.screened, state.screened_rows, state.records = state.records, state.n, []
+    monkeypatch.setattr(_search, "grid", subsample_grid)
+    X, y = _steps(2400)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    refits = [r for r in search.stages_ if r.stage == "refit"]
+    assert "of the first fold's 1600 training rows" in refits[0].note, refits[0].line()
+    assert "refitted on all 2400 rows" in refits[-1].note, refits[-1].line()
+    record = _leaves_record(search)
+    assert record.outcome == "done", record.line()
+    assert isinstance(search.best_estimator_, LocalKernelRegressor), search.family_choice_
+    (growth,) = [r for r in search.stages_ if r.stage == "growth"]
+    assert "not needed" not in growth.note, growth.line()
+
+
 def test_the_stage_says_why_it_did_not_run():
     X, y = _steps(600)
     search = KernelRegressorCV(**SEARCH).fit(X, y)

@@ -26,7 +26,6 @@ import numpy as np
 
 from .._clock import now
 from ..models import LocalKernelRegressor, leaf_index, leaf_thresholds, split_feature
-from ._families import FALKON
 from ._first_model import model_on
 from ._state import Candidate
 from ._widths import KernelWidths
@@ -88,11 +87,9 @@ def _step(step):
 
 
 def _why_not(search, state, sched):
-    best = state.best
     if state.task != "regressor":
         return "not needed: local models are regressors"
-    if best is None or best.how != "refit" or best.point is None or \
-            best.point["family"] != FALKON.name:
+    if not state.falkon_refitted():
         return "not needed: the leaves split a refitted FALKON winner"
     if sched.end is None:
         return "not needed: the leaves are scored under a time budget"

@@ -201,7 +201,7 @@ def _held_on_every_row(search, state, sched, why):
         began = now()
         model.fit(state.data.columns, state.data.y, state.data.sample_weight)
         state.consider(Candidate(model, params, held.point, held.score, held.cv_score,
-                                 state.n, held.how + ", refitted"))
+                                 state.n, held.how + ", refitted", fold_rows=held.fold_rows))
         run.note = (f"{why}: its configuration ({_describe(held.point, state)}) refitted on "
                     f"all {state.n} rows in {now() - began:.1f} s")
 
@@ -236,7 +236,8 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
         _measured(state, point, part.size, took)
         score = state.score_on_first_fold(model)
         state.n_scored += 1
-        candidate = Candidate(model, params, dict(point), score, None, part.size, how)
+        candidate = Candidate(model, params, dict(point), score, None, part.size, how,
+                              fold_rows=part.size)
         kept = state.consider(candidate)
         run.outcome = "shrunk" if share is None else "done"
         run.note = ((f"{why}: " if why else "") + f"{_describe(point, state)} fitted on "
@@ -325,7 +326,7 @@ def grow(search, state, sched):
     search.capacity_ = None
     best = state.best
     leaves = state.leaves if best.how == "leaves" else None
-    if (best.how not in ("refit", "leaves") or best.point["family"] != FALKON.name
+    if (not (leaves or state.falkon_refitted())
             or search.n_components is not None or sched.end is None):
         sched.skip("growth", "not needed: FALKON's centres grow for a refitted FALKON winner "
                              "with automatic n_components under a time budget")

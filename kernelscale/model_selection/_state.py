@@ -23,6 +23,7 @@ from sklearn.metrics import get_scorer
 
 from .._clock import now
 from .._config import config_context
+from ._families import FALKON
 from ._inputs import SearchData, SearchSettings, SearchSpace
 from ._schedule import CostCurve
 
@@ -54,6 +55,9 @@ class Candidate:
     calibration : (A, B) or None
         Sigmoids of its decision values fitted on the grid's out-of-fold scores (a
         FALKON classifier's ``predict_proba`` without more fits).
+    fold_rows : int or None
+        The first fold's training rows behind ``score`` where fewer than all of them
+        (a refit on a subsample), None where all.
     """
 
     model: object
@@ -64,6 +68,7 @@ class Candidate:
     rows: int
     how: str
     calibration: tuple | None = None
+    fold_rows: int | None = None
 
 
 def same_point(a, b):
@@ -155,6 +160,16 @@ class SearchState:
         if not np.isfinite(new.score):
             return False
         return bool(not np.isfinite(old.score) or new.score >= old.score)
+
+    def falkon_refitted(self):
+        """Whether the held model is a FALKON configuration fitted on every row (by the
+        refit, whichever way it got there) whose first-fold score is of a fit on all the
+        fold's training rows: what local models and more centres are scored against."""
+        best = self.best
+        return (best is not None and best.point is not None
+                and best.point.get("family") == FALKON.name and best.rows >= self.n
+                and best.how.startswith("refit")
+                and (best.fold_rows is None or best.fold_rows >= self.train0.size))
 
     def consider(self, candidate):
         """Keep ``candidate`` as the best-so-far if it scored better; whether it did."""
