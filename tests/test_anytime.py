@@ -314,3 +314,29 @@ def test_falkons_grid_probe_measures_a_second_larger_size_on_many_rows(monkeypat
         # the larger fit's growing part, scaled as the rows at least
         (_, t1) = curve.points[-1]
         assert curve.predict(10 * 16000) >= curve.fixed + 10 * (t1 - curve.fixed) * (1 - 1e-9)
+
+
+def test_the_grid_stops_at_its_halving_for_the_centres_only_where_that_round_is_dear():
+    from types import SimpleNamespace as NS
+
+    from kernelscale.model_selection._stages import LAST_ROUND_SHARE, _centres_first
+
+    clock = _clock.now()
+
+    def case(factors=(1.0,), screened_rows=101_911, n_components=None, families=("falkon",),
+             predicted=21.9, left=38.2):
+        search = NS(n_components=n_components)
+        state = NS(families=list(families), screened=[{}], screened_rows=screened_rows,
+                   n=305_734)
+        run = NS(until=clock + left, left=lambda: left)
+        return _centres_first(search, state, "falkon", NS(factors=list(factors)), predicted,
+                              run)
+
+    # Beijing at 2 minutes: one gamma left after a round on a third of the rows, its round
+    # on every row 21.9 s of the 38.2 s left: the centres get them
+    assert case()
+    assert not case(left=21.9 / LAST_ROUND_SHARE + 1)  # a small share of the time left
+    assert not case(factors=(1.0, 2.0))  # the round on every row still chooses a gamma
+    assert not case(screened_rows=50_000)  # the halving's last round on too few rows
+    assert not case(n_components=1000)  # the centres do not grow
+    assert not case(families=("falkon", "exact-svm"))

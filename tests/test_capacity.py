@@ -274,3 +274,19 @@ def test_the_kept_kernel_is_priced_in_the_fits_dtype_and_the_folds_budget():
         # float32 with the whole budget keeps ~200 centres (the step to 200 is taken, see
         # above); here fewer are kept, so the first doubling is priced as recomputed
         assert steps == [], options
+
+
+def test_local_models_price_the_kept_kernel_of_their_largest_leaf():
+    # regression (Beijing, 4 leaves of ~76,000 rows, 10 minutes): each leaf's fit holds its
+    # own K(X, C), one leaf at a time; priced as one fit over every row, the doubling to
+    # 4,000 centres was priced as recomputing its blocks (438 s) and not taken, 426 s left
+    X, y = np.zeros((10000, 3)), np.zeros(10000)
+    fold = (np.arange(8000), np.arange(8000, 10000))
+    for model_rows, taken in ((None, False), (2000, True)):
+        steps = []
+        grow_centres(lambda k: _Fake(k, lambda m: m / 1e4, lambda m: m * 2e-4), X, y, None,
+                     fold, 0.01, m=100, scoring="accuracy", task="classifier",
+                     end=time.perf_counter() + 3.0, refit_seconds=0.05,
+                     memory_budget=8 * 2**20, log=steps.append, itemsize=8,
+                     model_rows=model_rows)
+        assert bool(steps) == taken, (model_rows, steps)

@@ -417,3 +417,26 @@ def test_the_budgets_end_inside_the_average_keeps_its_steps_so_far(small_average
     tried = [s for s in search.leaves_ if s.get("averaged")]
     assert len(tried) == 1 and np.isfinite(tried[0]["score"]), search.leaves_
     assert np.all(np.isfinite(search.predict(X)))
+
+
+def test_the_leaves_keep_time_for_the_first_doubling_of_their_centres():
+    from types import SimpleNamespace as NS
+
+    # Beijing at 2 minutes: the ladder's other gamma factors took the time, and the growth
+    # of the leaves' centres (+0.0042 on the first fold) got none
+    auto, fixed = NS(n_components=None), NS(n_components=1000)
+    won, lost = {"leaves": {"n_leaves": 4}}, {"leaves": None}
+    assert _leaves_stage._doubling(auto, won, 3.0, 1.25) == pytest.approx(2 * 3.0 * 2.25)
+    assert _leaves_stage._doubling(auto, lost, 3.0, 1.25) == 0.0
+    assert _leaves_stage._doubling(fixed, won, 3.0, 1.25) == 0.0
+
+
+def test_a_doubling_the_time_left_cannot_keep_ends_the_ladder(small_leaves, monkeypatch):
+    # leaves that won stop the ladder where the doubling of their centres would not fit
+    monkeypatch.setattr(_leaves_stage, "_doubling",
+                        lambda search, top, unit, growth: 0.0 if top["leaves"] is None else 1e6)
+    X, y = _steps(2400)
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    record = _leaves_record(search)
+    assert record.outcome == "shrunk" and len(search.leaves_) == 1, record.line()
+    assert search.leaves_[0]["kept"] and isinstance(search.best_estimator_, LocalKernelRegressor)

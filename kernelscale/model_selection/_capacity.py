@@ -57,7 +57,7 @@ def kept_centres(n, d, memory_budget, itemsize=4, *, kept=True):
 
 def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, task, end,
                  refit_seconds, memory_budget, log, fold_budget=None, itemsize=4,
-                 max_m=None, on_kept=None):
+                 max_m=None, on_kept=None, model_rows=None):
     """The number of centres to refit with: ``m`` or more, each step scored on ``fold``.
 
     Parameters
@@ -91,6 +91,10 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     on_kept : callable, default=None
         Receives each kept step's model, fitted on the fold's training rows, and the
         seconds its fit took (the average of local models scores with them).
+    model_rows : int, default=None
+        The rows of the largest single FALKON fit among the fold's (local models: its
+        largest leaf's; each leaf holds its own ``K(X, C)``, one at a time); None: the
+        fold's training rows. The refit's, ``n / len(train)`` times as many.
 
     Returns
     -------
@@ -104,11 +108,13 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     # budget) and the fold's (its training rows, the budget less the fold's copy), in the
     # model's dtype (a float64 fit holds twice the bytes)
     fold_budget = memory_budget if fold_budget is None else fold_budget
-    refit_held = kept_centres(n, d, memory_budget, itemsize)
-    fold_held = kept_centres(train.size, d, fold_budget, itemsize)
+    fold_rows = train.size if model_rows is None else int(model_rows)
+    refit_rows = n if model_rows is None else min(n, int(np.ceil(model_rows * growth)))
+    refit_held = kept_centres(refit_rows, d, memory_budget, itemsize)
+    fold_held = kept_centres(fold_rows, d, fold_budget, itemsize)
     held = min(refit_held, fold_held)
-    cap = min(train.size, kept_centres(n, d, memory_budget, itemsize, kept=False),
-              kept_centres(train.size, d, fold_budget, itemsize, kept=False),
+    cap = min(train.size, kept_centres(refit_rows, d, memory_budget, itemsize, kept=False),
+              kept_centres(fold_rows, d, fold_budget, itemsize, kept=False),
               train.size if max_m is None else max_m)
     best_m, best_score = m, scored
     # fits measured: (centres, seconds of a fold's fit, whether it kept K(X, C)), the

@@ -86,6 +86,16 @@ def _step(step):
     return f"{step['n_leaves']} x {what}: {step['score']:.4f} in {step['seconds']:.1f} s"
 
 
+def _doubling(search, top, unit, growth):
+    """Seconds kept for the growth's first doubling of the centres of leaves that won (a
+    fold fit and a refit, each about twice theirs with the centres): it scores more than
+    the ladder's further steps (Beijing: 1,000 -> 2,000 centres +0.0042 on the first fold,
+    the other gamma factors and leaf counts at most +0.0016)."""
+    if top["leaves"] is None or search.n_components is not None:
+        return 0.0
+    return 2.0 * unit * (1.0 + growth)
+
+
 def _why_not(search, state, sched):
     if state.task != "regressor":
         return "not needed: local models are regressors"
@@ -141,8 +151,11 @@ def split_leaves(search, state, sched):
         ladder = [(counts[0], f) for f in LEAF_GAMMA_FACTORS]
         while ladder:
             k, factor = ladder.pop(0)
-            # this fit, and the refit of the best on every row, within the time left
-            if unit is not None and now() + unit * (1.0 + growth) > run.until:
+            # this fit, and the refit of the best on every row, within the time left; once
+            # leaves won, also the growth's first doubling of their centres
+            ahead = 0.0 if unit is None else \
+                unit * (1.0 + growth) + _doubling(search, top, unit, growth)
+            if now() + ahead > run.until:
                 run.outcome = "shrunk"
                 break
             unit = score(k, factor)
@@ -157,7 +170,7 @@ def split_leaves(search, state, sched):
             k = counts[0]
             widths_s = sum(r.seconds for r in sched.records if r.stage == "widths")
             own = k * widths_s + unit
-            if now() + own + unit * growth <= run.until:
+            if now() + own + unit * growth + _doubling(search, top, unit, growth) <= run.until:
                 kernel = best.point.get("kernel", "rbf")
                 began = now()
                 gammas = leaf_widths(state, train, feature, k, kernel)

@@ -360,6 +360,7 @@ def grow(search, state, sched):
             memory_budget=state.settings.memory_budget,
             fold_budget=fold_settings.memory_budget, itemsize=itemsize, log=steps.append,
             max_m=leaves["largest_leaf"] if leaves else None,
+            model_rows=leaves["largest_leaf"] if leaves else None,
             on_kept=lambda model, seconds: fold_fits.append((model, seconds)))
         state.n_scored += len(steps)
         what = "each leaf's centres" if leaves else "centres"

@@ -35,6 +35,9 @@ __all__ = ["price_grid", "screen", "grid"]
 
 #: rows the grid's one-time costs (compiling) are paid on, before its unit is measured
 WARMUP_ROWS = 300
+#: the most of the time left FALKON's grid round on every row may take where one gamma is
+#: left and the centres may grow instead (:func:`_centres_first`)
+LAST_ROUND_SHARE = 1 / 3
 #: how many times the grid probe's rows FALKON's second measurement is on
 PROBE_GROWTH = 8
 #: the most of the time budget the family screen may take
@@ -219,8 +222,31 @@ def _family_grid(search, state, sched, family):
         if run.until is not None and now() + predicted > run.until:
             _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline)
             return
+        if _centres_first(search, state, family, space, predicted, run):
+            state.complete = False
+            run.outcome = "shrunk"
+            notes.append(f"not on every row: one gamma is left and its alphas on {n} rows "
+                         f"are predicted at {predicted:.1f} s, over "
+                         f"{LAST_ROUND_SHARE:.0%} of the {run.left():.1f} s left: the "
+                         f"{state.screened_rows}-row round's scores stand, the time goes "
+                         "to the centres")
+            run.note = "; ".join(notes)
+            return
         _, finished = _all_rows(search, state, sched, family, space, deadline, run, notes)
         state.complete &= finished
+
+
+def _centres_first(search, state, family, space, predicted, run):
+    """Whether the grid stops at its halving's last round for FALKON's centres: one gamma
+    is left, scored on at least a quarter of the rows, and its round on every row (its
+    alphas alone) would take more than ``LAST_ROUND_SHARE`` of the time left. That round
+    only re-ranks alphas the halving ranked on a third of the rows; the centres, the
+    local models and their growth it would starve score more (Beijing's 306k rows at 2
+    minutes: 24 s of the grid, no time left to grow the leaves' centres)."""
+    return (run.until is not None and family == FALKON.name and len(state.families) == 1
+            and search.n_components is None and len(space.factors) == 1
+            and bool(state.screened) and 4 * state.screened_rows >= state.n
+            and predicted > LAST_ROUND_SHARE * run.left())
 
 
 def _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline):
