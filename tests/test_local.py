@@ -371,14 +371,9 @@ def test_the_average_says_why_it_did_not_run(small_average, monkeypatch):
     search = KernelRegressorCV(**SEARCH).fit(X, y)
     assert "none won" in _average_record(search).note
     X, y = _steps(3000)
-    # no time for any other leaf count: priced past the budget's end
-    calls = []
-
-    def work(rows, m):  # the held partition's work as it is, every other's a million times
-        calls.append(len(rows))
-        return (1.0, 1.0) if len(calls) == 1 else (1e6, 1e6)
-
-    monkeypatch.setattr(_average_stage, "_work", work)
+    # no time for any other leaf count: priced past the budget's end (every other
+    # partition's work a million times the held one's)
+    monkeypatch.setattr(_average_stage, "_scale", lambda *args: 1e6)
     search = KernelRegressorCV(**SEARCH).fit(X, y)
     record = _average_record(search)
     assert any(s["kept"] for s in search.leaves_), search.family_choice_
@@ -440,3 +435,28 @@ def test_a_doubling_the_time_left_cannot_keep_ends_the_ladder(small_leaves, monk
     record = _leaves_record(search)
     assert record.outcome == "shrunk" and len(search.leaves_) == 1, record.line()
     assert search.leaves_[0]["kept"] and isinstance(search.best_estimator_, LocalKernelRegressor)
+
+
+def test_the_average_prices_leaves_that_cannot_keep_their_kernel_and_their_own_widths():
+    from kernelscale.model_selection._capacity import RECOMPUTE_STEPS
+
+    # regression (Beijing, 10 minutes): 3 leaves of ~102,000 rows at 8,000 centres recompute
+    # K(X, C) at every step where the held 4 leaves of ~76,000 kept it; priced as kept, the
+    # refit of the 3 leaves (their fold fit had taken 116 s) ran past the budget's end
+    keeps = lambda rows, m: rows <= 80_000  # noqa: E731
+    every = lambda rows, m: True  # noqa: E731
+    assert _average_stage._scale(np.full(3, 1e5), np.full(4, 7.5e4), 8000, every) == \
+        pytest.approx(1.0)  # the same kernel blocks in all, fewer factorisations
+    assert _average_stage._scale(np.full(3, 1e5), np.full(4, 7.5e4), 8000, keeps) == \
+        pytest.approx(RECOMPUTE_STEPS)
+    # 8 leaves of a quarter the rows: their centres capped at their rows, half the blocks
+    assert _average_stage._scale(np.full(8, 1000.0), np.full(4, 2000.0), 2000, keeps) == \
+        pytest.approx(0.5)
+    # own widths priced per leaf as the leaves stage measured them (its own-widths step less
+    # a fit of the same leaves), never below the search's widths
+    steps = [{"n_leaves": 4, "own_widths": False, "score": 0.91, "seconds": 3.0},
+             {"n_leaves": 8, "own_widths": False, "score": 0.91, "seconds": 1.0},
+             {"n_leaves": 4, "own_widths": True, "score": 0.92, "seconds": 48.0}]
+    assert _average_stage._widths_per_leaf(steps, 4, 8.7) == pytest.approx(45.0 / 4)
+    assert _average_stage._widths_per_leaf(steps, 4, 20.0) == 20.0
+    assert _average_stage._widths_per_leaf(steps[:2], 4, 8.7) == 8.7

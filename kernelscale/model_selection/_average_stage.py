@@ -27,8 +27,10 @@ from sklearn.ensemble import VotingRegressor
 from sklearn.frozen import FrozenEstimator
 
 from .._clock import now
+from .._planner import nbytes
 from ..models import leaf_index, leaf_thresholds
 from . import _leaves_stage
+from ._capacity import RECOMPUTE_STEPS, kept_centres
 from ._leaves_stage import leaf_widths, leaves_model
 from ._state import Candidate
 
@@ -104,19 +106,23 @@ def average_leaves(search, state, sched):
         values = data.columns[:, [held["feature"]]][train]
         values = values.toarray() if hasattr(values, "toarray") else np.asarray(values)
         weights = data.sample_weight[train]
-        work0 = _work(held["fold_model"].leaf_rows_, held["n_components"])
+        held_rows = held["fold_model"].leaf_rows_
+        m = held["n_components"]
+        room = _Kept(state, point)
+        per_leaf = _widths_per_leaf(search.leaves_, k0, widths_s)
         reserved = 0.0  # the kept members' refits on every row, predicted
         for k in counts:
             # a partition's fits cost as the held one's, scaled by their work: the kernel
             # blocks (rows x centres) and the m x m factorisations, each leaf's centres
-            # capped at its rows (8 leaves of diamonds: half the held 4's work, not twice);
-            # its own widths cost the search's widths once per leaf (as the leaves stage's)
+            # capped at its rows (8 leaves of diamonds: half the held 4's work, not twice),
+            # the blocks recomputed at every step where a larger leaf cannot keep them;
+            # its own widths cost as the held leaves' did, per leaf
             thresholds = leaf_thresholds(values.ravel(), k, weights)
             sizes = np.bincount(leaf_index(values, 0, thresholds), minlength=k)
-            scale = max(a / b if b > 0 else 1.0
-                        for a, b in zip(_work(sizes, held["n_components"]), work0))
-            refit = held["refit_seconds"] * scale
-            price = (k * widths_s if own else 0.0) + held["fold_seconds"] * scale + refit
+            fold_scale = _scale(sizes, held_rows, m, room.fold)
+            refit = held["refit_seconds"] * _scale(sizes * room.growth, held_rows * room.growth,
+                                                   m, room.refit)
+            price = (k * per_leaf if own else 0.0) + held["fold_seconds"] * fold_scale + refit
             if now() + price + reserved > run.until:
                 record({"n_leaves": k, "averaged": True, "skipped": price + reserved})
                 run.outcome = "shrunk"
@@ -165,6 +171,52 @@ def average_leaves(search, state, sched):
                     f"{value:.4f} against {best.score:.4f}")
             state.choices.append(line)
             run.note = note + f"; {len(fitted)} partitions refitted on every row"
+
+
+class _Kept:
+    """Whether a leaf of so many rows keeps its ``K(X, C)`` at ``m`` centres, on the first
+    fold (the budget less the fold's copy) and on every row (the whole budget)."""
+
+    def __init__(self, state, point):
+        settings, X = state.settings, state.data.X
+        self.growth = state.n / state.train0.size
+        self.itemsize = np.dtype(point.get("dtype") or X.dtype).itemsize
+        copy = nbytes(X[:1]) * (state.train0.size + state.valid0.size)
+        self.d = X.shape[1]
+        self.budgets = {"fold": settings.memory_budget - copy, "refit": settings.memory_budget}
+
+    def fold(self, rows, m):
+        return self._keeps(rows, m, self.budgets["fold"])
+
+    def refit(self, rows, m):
+        return self._keeps(rows, m, self.budgets["refit"])
+
+    def _keeps(self, rows, m, budget):
+        rows = int(np.ceil(rows))
+        return min(rows, m) <= kept_centres(rows, self.d, budget, self.itemsize)
+
+
+def _scale(sizes, held_sizes, m, keeps):
+    """A partition's fit over the held one's: the larger of the ratios of their kernel
+    blocks' work (``RECOMPUTE_STEPS`` times where the partition's largest leaf recomputes
+    them at every step and the held one's kept them) and of their factorisations'."""
+    (blocks, cubes), (blocks0, cubes0) = _work(sizes, m), _work(held_sizes, m)
+    if not keeps(max(sizes), m) and keeps(max(held_sizes), m):
+        blocks *= RECOMPUTE_STEPS
+    return max(blocks / blocks0 if blocks0 > 0 else 1.0, cubes / cubes0 if cubes0 > 0 else 1.0)
+
+
+def _widths_per_leaf(steps, k0, widths_s):
+    """Seconds of one leaf's own widths: as the leaves stage measured them (its own-widths
+    step less a fit of the same leaves), at least the search's widths' (Beijing's 4 leaves
+    took 11 s each, the search's 8.7 s)."""
+    steps = [s for s in steps or [] if s.get("n_leaves") == k0 and "score" in s
+             and not s.get("averaged")]
+    own = [s["seconds"] for s in steps if s.get("own_widths")]
+    fits = [s["seconds"] for s in steps if not s.get("own_widths")]
+    if not own or not fits:
+        return widths_s
+    return max(widths_s, (own[-1] - min(fits)) / k0)
 
 
 def _work(leaf_rows, m):

@@ -1,6 +1,8 @@
-"""The search's grid stages: the grid priced (one gamma measured on a small subsample),
-the family screen, and every family's grid (halving, then every row), each inside the
-time the scheduler grants it; what they scored before the time ended is kept.
+"""The search's grid stages: the grid priced (one gamma measured on a small subsample, or
+two for FALKON on many rows), the family screen, and every family's grid (halving, then
+every row, unless one gamma is left whose round on every row would starve FALKON's
+centres), each inside the time the scheduler grants it; what they scored before the time
+ended is kept.
 """
 
 from __future__ import annotations
@@ -195,7 +197,9 @@ def screen(search, state, sched):
 def grid(search, state, sched):
     """Every family's grid: its gammas screened on subsamples (halving), the survivors
     cross-validated on every row while the time left pays for a gamma and the refit;
-    where not even one gamma on every row fits, the largest subsample that does."""
+    where not even one gamma on every row fits, the largest subsample that does; where
+    one is left that FALKON's centres would score more with (:func:`_centres_first`),
+    the halving's last round."""
     for family in state.families:
         _family_grid(search, state, sched, family)
 
