@@ -290,3 +290,31 @@ def test_local_models_price_the_kept_kernel_of_their_largest_leaf():
                      memory_budget=8 * 2**20, log=steps.append, itemsize=8,
                      model_rows=model_rows)
         assert bool(steps) == taken, (model_rows, steps)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_a_grown_refit_past_the_time_left_falls_back_to_fewer_centres(monkeypatch):
+    # regression (Beijing, 5 minutes): 8,000 centres per leaf scored, their refit on every
+    # row stopped by the budget's end, and every doubling was lost with it; the refit is now
+    # of the most centres whose refit (priced from their fold fit) fits the time left
+    from kernelscale import KernelRegressorCV
+    from kernelscale.model_selection import _refit
+
+    def grown(make_model, X, y, sample_weight, fold, scored, *, m, log, on_kept, **kwargs):
+        for centres, seconds in ((2 * m, 0.01), (4 * m, 1e5)):  # the second's refit: days
+            log({"n_components": centres, "score": scored + 0.01, "seconds": seconds,
+                 "kept": True})
+            on_kept(None, seconds)
+        return 4 * m
+    monkeypatch.setattr(_refit, "grow_centres", grown)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(3000, 2))
+    y = np.sin(6 * X[:, 0]) + X[:, 1]
+    search = KernelRegressorCV(families="falkon", gamma_factors=[1.0], alphas=[1e-3], cv=3,
+                               learn_widths="none", time_budget=60, random_state=0).fit(X, y)
+    m = search.cv_results_["params"][0]["n_components"]
+    (growth,) = [r for r in search.stages_ if r.stage == "growth"]
+    assert f"the refit with {4 * m} centres is predicted past the time left: {2 * m} " \
+           "refitted" in growth.note, growth.line()
+    assert search.best_params_["n_components"] == 2 * m == search.best_estimator_.n_components_
+    assert search.model_origin_ == "growth"
