@@ -373,11 +373,11 @@ def grow(search, state, sched):
                        "; no doubling fits the time left"))
         kept = [s for s in steps if s["kept"]]
         # the refit of the most centres the time left pays for (each refit priced from its
-        # fold fit, as the rows grow): a refit stopped by the budget's end loses every
-        # doubling (Beijing, 5 minutes: 8,000 centres scored, their refit stopped, the
-        # leaves' 1,000 stood where 4,000 would have fitted)
+        # fold fit, as the rows grow, as the doubling was): a refit stopped by the budget's
+        # end loses every doubling (Beijing, 5 minutes: 8,000 centres scored, their refit
+        # stopped, the leaves' 1,000 stood where 4,000 would have fitted)
         growth = state.n / state.train0.size
-        while kept and now() + REFIT_SAFETY * growth * kept[-1]["seconds"] > run.until:
+        while kept and now() + growth * kept[-1]["seconds"] > run.until:
             kept.pop()
         if len(kept) < len(fold_fits):
             run.note += (f"; the refit with {m} {what} is predicted past the time left"
