@@ -27,11 +27,11 @@ from sklearn.ensemble import VotingRegressor
 from sklearn.frozen import FrozenEstimator
 
 from .._clock import now
-from .._planner import nbytes
 from ..models import leaf_index, leaf_thresholds
 from . import _leaves_stage
 from ._capacity import RECOMPUTE_STEPS, kept_centres
 from ._leaves_stage import leaf_widths, leaves_model
+from ._refit import settings_on_fold
 from ._state import Candidate
 
 __all__ = ["average_leaves", "averaged", "AVERAGE_LEAF_COUNTS"]
@@ -178,12 +178,13 @@ class _Kept:
     fold (the budget less the fold's copy) and on every row (the whole budget)."""
 
     def __init__(self, state, point):
-        settings, X = state.settings, state.data.X
+        X = state.data.X
         self.growth = state.n / state.train0.size
         self.itemsize = np.dtype(point.get("dtype") or X.dtype).itemsize
-        copy = nbytes(X[:1]) * (state.train0.size + state.valid0.size)
         self.d = X.shape[1]
-        self.budgets = {"fold": settings.memory_budget - copy, "refit": settings.memory_budget}
+        # the fold's fits' budget as the growth's (the budget less the fold's copy)
+        self.budgets = {"fold": settings_on_fold(state).memory_budget,
+                        "refit": state.settings.memory_budget}
 
     def fold(self, rows, m):
         return self._keeps(rows, m, self.budgets["fold"])

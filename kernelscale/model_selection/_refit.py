@@ -26,7 +26,7 @@ from ._leaves_stage import leaves_model
 from ._schedule import CostCurve
 from ._state import Candidate, same_point
 
-__all__ = ["refit", "challenge", "grow"]
+__all__ = ["refit", "challenge", "grow", "settings_on_fold"]
 
 #: a refit predicted longer than this, and a large part of the time left, is preceded
 #: by the winner fitted on a share of the rows (so that a machine that turns slower
@@ -247,7 +247,7 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why=""):
                        f"{state.best.score:.4f} (kept)"))
 
 
-def _fold_settings(state):
+def settings_on_fold(state):
     """Settings of a fit on the first fold: uncalibrated, its budget less the fold's copy."""
     train, test = state.train0, state.valid0
     settings = state.settings
@@ -280,7 +280,7 @@ def challenge(search, state, sched):
     scored = best.score
     fold = (state.train0, state.valid0)
     with sched.stage("challenger") as run:
-        fold_settings = _fold_settings(state)
+        fold_settings = settings_on_fold(state)
         step = None
         for how, params in candidates:  # noqa: B007 (``how`` describes the last one tried)
             steps = []
@@ -336,7 +336,7 @@ def grow(search, state, sched):
         sum(r.seconds for r in sched.records if r.stage == "refit" and r.outcome == "done")
     steps = []
     with sched.stage("growth") as run:
-        fold_settings = _fold_settings(state)
+        fold_settings = settings_on_fold(state)
         dtype = point.get("dtype") or state.data.X.dtype
         itemsize = 4 if np.dtype(dtype) == np.float32 else 8
 
