@@ -8,6 +8,7 @@ search saw, never on the wall clock, so a busy CI machine cannot fail them.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 
@@ -340,3 +341,40 @@ def test_the_grid_stops_at_its_halving_for_the_centres_only_where_that_round_is_
     assert not case(screened_rows=50_000)  # the halving's last round on too few rows
     assert not case(n_components=1000)  # the centres do not grow
     assert not case(families=("falkon", "exact-svm"))
+
+
+@pytest.mark.parametrize("then", ["every row", "a larger subsample"])
+def test_the_halvings_best_is_held_as_a_model_before_the_grid_goes_on(monkeypatch, then):
+    # diamonds with two busy loops at 2 minutes: the halving's best scored 0.9904 on 4,794
+    # rows, the grid on more rows ran past its grant into the refit's, and the first model
+    # (0.9522) stood. The halving's best is now fitted and held before the grid goes on
+    def stopped(*args, **kwargs):
+        raise _clock.TimeUp()
+
+    if then == "a larger subsample":  # one gamma on every row priced past the time left
+        real = _stages.predicted_unit
+        monkeypatch.setattr(_stages, "predicted_unit", lambda state, rows: 1e6
+                            if rows == state.n else real(state, rows))
+
+    monkeypatch.setattr(_stages, "_all_rows", stopped)
+    monkeypatch.setattr(_stages, "_subsample_grid", stopped)
+    monkeypatch.setattr(_search, "refit", lambda search, state, sched: sched.skip(
+        "refit", "no time left"))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(4000, 2))
+    y = np.sin(15 * X[:, 0]) + np.cos(15 * X[:, 1])  # the first model's alpha=1 underfits
+    search = KernelRegressorCV(families="falkon", halving=True,
+                               gamma_factors=[1.0, 10.0, 30.0, 100.0, 300.0], alphas=[1e-3, 1.0],
+                               n_components=100, learn_widths="none", time_budget=60,
+                               random_state=0).fit(X, y)
+    lines = [r.line() for r in search.stages_]
+    (secured,) = [r for r in search.stages_ if r.stage == "secured"]
+    assert secured.outcome == "done" and "of the first fold's 3200 training rows" in \
+        secured.note, lines
+    assert re.search("round on every row" if then == "every row" else r"round on \d+ rows",
+                     secured.note), lines
+    assert search.halving_, lines
+    assert search.model_origin_ == "screen's winner", lines
+    rows = search.halving_[-1]["rows"]
+    assert search.refit_rows_ <= rows * 4 // 5, lines
+    assert search.predict(X).shape == (4000,)

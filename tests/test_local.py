@@ -421,7 +421,8 @@ def test_the_leaves_keep_time_for_the_first_doubling_of_their_centres():
     # of the leaves' centres (+0.0042 on the first fold) got none
     auto, fixed = NS(n_components=None), NS(n_components=1000)
     won, lost = {"leaves": {"n_leaves": 4}}, {"leaves": None}
-    assert _leaves_stage._doubling(auto, won, 3.0, 1.25) == pytest.approx(2 * 3.0 * 2.25)
+    assert _leaves_stage._doubling(auto, won, 3.0, 1.25) == \
+        pytest.approx(_leaves_stage.DOUBLING_COST * 3.0 * 2.25)
     assert _leaves_stage._doubling(auto, lost, 3.0, 1.25) == 0.0
     assert _leaves_stage._doubling(fixed, won, 3.0, 1.25) == 0.0
 
@@ -460,3 +461,35 @@ def test_the_average_prices_leaves_that_cannot_keep_their_kernel_and_their_own_w
     assert _average_stage._widths_per_leaf(steps, 4, 8.7) == pytest.approx(45.0 / 4)
     assert _average_stage._widths_per_leaf(steps, 4, 20.0) == 20.0
     assert _average_stage._widths_per_leaf(steps[:2], 4, 8.7) == 8.7
+
+
+def test_a_partition_the_time_left_cannot_pay_for_does_not_end_the_average(small_average,
+                                                                            monkeypatch):
+    # regression (Beijing, 10 minutes): 3 leaves priced at 978.8 s ended the average, and
+    # the cheaper 8, 2, 6 and 5 leaves were never tried with 300 s left
+    real = _average_stage._scale
+    monkeypatch.setattr(_average_stage, "_scale", lambda sizes, *args: 1e6 if len(sizes) == 3
+                        else real(sizes, *args))
+    X, y = small_average
+    search = KernelRegressorCV(**SEARCH).fit(X, y)
+    tried = [s for s in search.leaves_ if s.get("averaged")]
+    record = _average_record(search)
+    assert [s["n_leaves"] for s in tried if "skipped" in s] == [3], record.line()
+    assert any("score" in s for s in tried), record.line()
+    assert record.outcome == "shrunk" and "3 leaves skipped for time" in record.note
+
+
+def test_a_leafs_own_widths_stop_at_their_seconds():
+    from types import SimpleNamespace as NS
+
+    # the average prices each leaf's own widths at WIDTHS_PER_LEAF_CAP times the leaves
+    # stage's and gives them no more: their L-BFGS steps vary (Beijing: 23 s a leaf
+    # against 11.4 s measured)
+    X, y = _steps(1200)
+    state = NS(data=NS(columns=X, y=y, sample_weight=np.ones(len(y))),
+               settings=NS(random_state=0, memory_budget=2**28))
+    rows = np.arange(1200)
+    free = _leaves_stage.leaf_widths(state, rows, 0, 2, "rbf")
+    assert len(free) == 2 and all(np.all(g > 0) for g in free)
+    # not even a first step in the seconds given: no widths, the partition is passed over
+    assert _leaves_stage.leaf_widths(state, rows, 0, 2, "rbf", seconds=1e-9) is None

@@ -303,3 +303,39 @@ def test_accuracy_scorer_is_accuracy_score(labels):
     rng = np.random.default_rng(0)
     y_true, y_pred = labels[rng.integers(0, 3, 97)], labels[rng.integers(0, 3, 97)]
     assert SCORERS["accuracy"][0](y_true, y_pred) == accuracy_score(y_true, y_pred)
+
+
+def test_falkon_grid_blocks_are_small_enough_for_a_stop_to_be_honoured(monkeypatch):
+    # blocks as large as the memory budget allowed left 5-7 s between checkpoints on 141,142
+    # rows (a loaded search's grid ran 7.4 s past its grant): a block's work is now capped,
+    # and the capped blocks give the same scores
+    from kernelscale.model_selection import _least_squares
+
+    X, y = make_classification(600, n_features=4, random_state=2)
+    folds = _folds(X, y)
+    Y = np.where(y == 1, 1.0, -1.0)[:, None]
+    weights = []
+    for train, _ in folds:
+        w = np.zeros(600)
+        w[train] = 1.0
+        weights.append(w)
+
+    def run():
+        got = []
+        falkon_grid(X, Y, weights, folds, gamma_ref=0.2, factors=[1.0], alphas=[0.01, 1.0],
+                    n_components=30, random_state=0,
+                    score=lambda f, v: got.append(v) or 0.0, memory_budget=2**26)
+        return got
+
+    calls = []
+    real = _least_squares.checkpoint
+    monkeypatch.setattr(_least_squares, "checkpoint", lambda: calls.append(1) or real())
+    whole = run()
+    few = len(calls)
+    calls.clear()
+    monkeypatch.setattr(_least_squares, "CHECK_FLOPS", 30 * (30 + 4) * 50)  # 256-row floor
+    capped = run()
+    # the statistics' pass and the scoring's pass each check at every block (3 of 256 rows)
+    assert len(calls) >= few + 2 * 2, (few, len(calls))
+    for a, b in zip(whole, capped):  # sums in another order: the solves' round-off
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

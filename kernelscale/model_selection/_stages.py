@@ -30,6 +30,7 @@ from ._halving import (
     subsample_folds,
 )
 from ._least_squares import falkon_unit_fixed_seconds
+from ._refit import secure_screen
 from ._schedule import CostCurve
 from ._widths_stage import run_seconds
 
@@ -199,7 +200,8 @@ def grid(search, state, sched):
     cross-validated on every row while the time left pays for a gamma and the refit;
     where not even one gamma on every row fits, the largest subsample that does; where
     one is left that FALKON's centres would score more with (:func:`_centres_first`),
-    the halving's last round."""
+    the halving's last round. Before a round on more rows than the halving's, its best
+    is fitted and held (:func:`kernelscale.model_selection._refit.secure_screen`)."""
     for family in state.families:
         _family_grid(search, state, sched, family)
 
@@ -224,7 +226,7 @@ def _family_grid(search, state, sched, family):
             space = _halving(search, state, family, deadline, run, notes)
         predicted = predicted_unit(state, n)
         if run.until is not None and now() + predicted > run.until:
-            _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline)
+            _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, deadline)
             return
         if _centres_first(search, state, family, space, predicted, run):
             state.complete = False
@@ -236,6 +238,8 @@ def _family_grid(search, state, sched, family):
                          "to the centres")
             run.note = "; ".join(notes)
             return
+        secure_screen(search, state, sched, "the halving's best, held before the grid's "
+                                            "round on every row")
         _, finished = _all_rows(search, state, sched, family, space, deadline, run, notes)
         state.complete &= finished
 
@@ -253,7 +257,7 @@ def _centres_first(search, state, family, space, predicted, run):
             and predicted > LAST_ROUND_SHARE * run.left())
 
 
-def _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline):
+def _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, deadline):
     """Where not one gamma on every row fits: the screen's scores, or a smaller grid."""
     n = state.n
     state.complete = False
@@ -270,6 +274,8 @@ def _shrunk_grid(search, state, family, run, notes, predicted, reserve, deadline
             run.outcome = "shrunk"
             notes.append(f"on {rows} of the {n} rows: {why}")
             run.note = "; ".join(notes)  # said before it runs: the time may end it
+            secure_screen(search, state, sched, "the halving's best, held before the grid's "
+                                                f"round on {rows} rows")
             _subsample_grid(search, state, family, rows, deadline, notes)
         else:
             run.outcome = "skipped"

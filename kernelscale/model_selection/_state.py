@@ -51,7 +51,8 @@ class Candidate:
     rows : int
         Rows it was fitted on.
     how : str
-        What made it: "first model", "refit", "refit on a subsample", "challenger", ...
+        What made it: "first model", "screen's winner" (the halving's best, secured),
+        "refit", "refit on a subsample", "challenger", ...
     calibration : (A, B) or None
         Sigmoids of its decision values fitted on the grid's out-of-fold scores (a
         FALKON classifier's ``predict_proba`` without more fits).
