@@ -388,3 +388,32 @@ def test_the_halvings_best_is_held_as_a_model_before_the_grid_goes_on(monkeypatc
     rows = search.halving_[-1]["rows"]
     assert search.refit_rows_ <= rows * 4 // 5, lines
     assert search.predict(X).shape == (4000,)
+
+
+def test_a_refit_on_a_subsample_is_secured_on_a_share_of_its_rows_first(monkeypatch):
+    # Beijing with two busy loops: the winner's fit on a subsample, sized from the first
+    # model's fits (a cheaper penalty and kernel) at 3.3 s of the 5.5 s left, was stopped at
+    # the budget's end and the first model stood. A share of its rows is fitted first
+    monkeypatch.setattr(_refit, "refit_seconds", lambda *a, **k: 1e6)
+    real_model_on = _refit.model_on
+
+    def stopped_past_1000_rows(search, state, point, rows, settings=None):
+        model, params = real_model_on(search, state, point, rows, settings)
+        if rows > 1000:  # the machine turned slower: the budget's end stops it
+            def fit(*args, **kwargs):
+                raise _clock.TimeUp()
+            model.fit = fit
+        return model, params
+
+    monkeypatch.setattr(_refit, "model_on", stopped_past_1000_rows)
+    X, y = make_nonlinear_problem(3000, n_features=8, n_informative=4, random_state=0)
+    search = KernelRegressorCV(families="falkon", gamma_factors=[0.02, 0.25, 1.0],
+                               alphas=[1e-2], n_components=100, learn_widths="none",
+                               time_budget=60, random_state=0).fit(X, y)
+    lines = [r.line() for r in search.stages_]
+    secured, sized = [r for r in search.stages_ if r.stage == "refit"][:2]
+    assert "fitted on 360 of the first fold's 2400 training rows" in secured.note, lines
+    assert sized.outcome == "stopped", lines
+    # the secured fit was offered as the best: held where it scored above the first model
+    assert search.model_origin_ == "refit on a subsample (secured first)", lines
+    assert search.refit_rows_ == 360

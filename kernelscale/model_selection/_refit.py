@@ -249,23 +249,50 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why="", r
                           f"the {max(sched.left(), 0):.1f} s left: the {held.how} on "
                           f"{held.rows} rows stands", predicted=curve.predict(train.size))
         return
-    with sched.stage(stage, predicted=curve.predict(rows)) as run:
+    sized = share is None and stage == "refit" and sched.end is not None
+    least = min(train.size, 200)
+    if sized and not same and int(SECURE_SHARE * rows) >= least:
+        # sized from the first model's fits, which may be of a cheaper penalty, kernel or
+        # dtype (Beijing, two busy loops: a fit sized at 3.3 s of the 5.5 s left was
+        # stopped at the budget's end, and the first model stood): a share of the rows
+        # first, whose measured seconds then size the fit on more
+        secured = int(SECURE_SHARE * rows)
+        took = _fit_on_rows(search, state, sched, point, secured, how + " (secured first)",
+                            why, curve.predict(secured), share, stage)
+        if took is None:
+            return
+        rows = int(min(rows, secured * SIZED_SHARE * sched.left() /
+                       (REFIT_SAFETY * max(took, 1e-3))))
+        if rows <= secured:
+            return
+    _fit_on_rows(search, state, sched, point, rows, how, why, curve.predict(rows), share, stage)
+
+
+def _fit_on_rows(search, state, sched, point, rows, how, why, predicted, share, stage):
+    """``point`` fitted on ``rows`` of the first fold's training rows and scored on its
+    held-out rows, offered as the best; the fit's seconds (None where the budget's end
+    stopped it)."""
+    train = state.train0
+    took = None
+    with sched.stage(stage, predicted=predicted) as run:
         part = subsample_rows(train, rows, state.data.y_index,
                               state.settings.random_state)
         model, params = model_on(search, state, point, part.size)
-        took = state.fit_on(model, part)
-        _measured(state, point, part.size, took)
+        seconds = state.fit_on(model, part)
+        _measured(state, point, part.size, seconds)
         score = state.score_on_first_fold(model)
         state.n_scored += 1
         candidate = Candidate(model, params, dict(point), score, None, part.size, how,
                               fold_rows=part.size)
         kept = state.consider(candidate)
+        took = seconds
         run.outcome = "shrunk" if share is None and stage == "refit" else "done"
         run.note = ((f"{why}: " if why else "") + f"{_describe(point, state)} fitted on "
                     f"{part.size} of the first fold's {train.size} training rows in "
-                    f"{took:.1f} s: {score:.4f} on its held-out rows"
+                    f"{seconds:.1f} s: {score:.4f} on its held-out rows"
                     + ("" if kept else f", not above the {state.best.how}'s "
                        f"{state.best.score:.4f} (kept)"))
+    return took
 
 
 def settings_on_fold(state):
