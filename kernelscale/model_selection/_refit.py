@@ -219,10 +219,14 @@ def secure_screen(search, state, sched, why):
     winner = _winner(state.screened)
     if same_point(state.best.point, winner["params"]):
         return
+    _on_rows(search, state, sched, winner, None, None, "screen's winner", why,
+             rows=_screened_fold_rows(state), stage="secured")
+
+
+def _screened_fold_rows(state):
+    """The training rows of a fold of the screen's subsample: the rows behind its scores."""
     k = len(state.folds)
-    rows = int(state.screened_rows * (k - 1) / k)
-    _on_rows(search, state, sched, winner, None, None, "screen's winner", why, rows=rows,
-             stage="secured")
+    return int(state.screened_rows * (k - 1) / k)
 
 
 def _on_rows(search, state, sched, winner, share, predicted_full, how, why="", rows=None,
@@ -232,9 +236,8 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why="", r
     ``rows`` where the time pays for them), scored on that fold's held-out rows."""
     point = winner["params"]
     train = state.train0
-    k = len(state.folds)
-    fold_rows = train.size if state.records else int(state.screened_rows * (k - 1) / k)
-    curve = _fit_curve(state, winner, fold_rows)
+    curve = _fit_curve(state, winner,
+                       train.size if state.records else _screened_fold_rows(state))
     seconds = SIZED_SHARE * sched.left() if share is None else share * predicted_full
     affordable = int(min(train.size, curve.largest(seconds / REFIT_SAFETY)))
     rows = affordable if rows is None else min(rows, affordable)
@@ -244,13 +247,13 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why="", r
         _held_on_every_row(search, state, sched, f"{why}; its best is the {held.how}'s "
                                                  f"configuration, fitted on {held.rows} rows")
         return
-    if rows < min(train.size, 200):
-        sched.skip(stage, f"{why}; not even {min(train.size, 200)} rows of the first fold fit "
+    least = min(train.size, 200)
+    if rows < least:
+        sched.skip(stage, f"{why}; not even {least} rows of the first fold fit "
                           f"the {max(sched.left(), 0):.1f} s left: the {held.how} on "
                           f"{held.rows} rows stands", predicted=curve.predict(train.size))
         return
     sized = share is None and stage == "refit" and sched.end is not None
-    least = min(train.size, 200)
     if sized and not same and int(SECURE_SHARE * rows) >= least:
         # sized from the first model's fits, which may be of a cheaper penalty, kernel or
         # dtype (Beijing, two busy loops: a fit sized at 3.3 s of the 5.5 s left was
