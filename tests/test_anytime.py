@@ -390,6 +390,69 @@ def test_the_halvings_best_is_held_as_a_model_before_the_grid_goes_on(monkeypatc
     assert search.predict(X).shape == (4000,)
 
 
+@pytest.mark.parametrize("then", ["every row", "a larger subsample"])
+def test_the_held_fits_seconds_price_the_refits_reserve_in_the_grid(monkeypatch, then):
+    # loaded diamonds: the grid kept 0.7 s for the refit, priced from the first model's
+    # fits (a larger penalty, float32), ran to its grant's end, and the refit was then
+    # predicted at 14.0 s: the held best on 3,835 rows stood. The held fit's measured
+    # seconds now price the reserve the grid runs beside
+    reserves = []
+
+    def stopped(*args):
+        reserves.append(next(a for a in args if isinstance(a, _stages.Deadline)).reserve)
+        raise _clock.TimeUp()
+
+    if then == "a larger subsample":
+        real = _stages.predicted_unit
+        monkeypatch.setattr(_stages, "predicted_unit", lambda state, rows: 1e6
+                            if rows == state.n else real(state, rows))
+    monkeypatch.setattr(_stages, "_all_rows", stopped)
+    monkeypatch.setattr(_stages, "_subsample_grid", stopped)
+    real_fit = _refit._fit_on_rows
+
+    def slower_held_fit(*args):
+        took = real_fit(*args)
+        return took + 2.0 if args[-1] == "secured" else took  # a smaller penalty's CG
+    monkeypatch.setattr(_refit, "_fit_on_rows", slower_held_fit)
+    monkeypatch.setattr(_search, "refit", lambda search, state, sched: sched.skip(
+        "refit", "no time left"))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(4000, 2))
+    y = np.sin(15 * X[:, 0]) + np.cos(15 * X[:, 1])
+    search = KernelRegressorCV(families="falkon", halving=True,
+                               gamma_factors=[1.0, 10.0, 30.0, 100.0, 300.0], alphas=[1e-3, 1.0],
+                               n_components=100, learn_widths="none", time_budget=60,
+                               random_state=0).fit(X, y)
+    lines = [r.line() for r in search.stages_]
+    (grid,) = [r for r in search.stages_ if r.stage == "grid (falkon)"]
+    # over 2 s on the fold's 3,200 rows, grown to 4,000, with REFIT_SAFETY
+    assert reserves and reserves[0] >= 2.0 * 4000 / 3200 * _refit.REFIT_SAFETY, (reserves,
+                                                                                  lines)
+    assert "the refit's reserve raised to" in grid.note, lines
+    assert search.model_origin_ == "screen's winner", lines
+
+
+def test_a_configurations_measured_refit_floors_its_price_only():
+    from types import SimpleNamespace as NS
+
+    from kernelscale.model_selection._first_model import refit_seconds
+
+    curve = CostCurve(exponent=1.0, low=0.5, high=1.5)
+    curve.add(800, 0.1)
+    point = {"family": "falkon", "gamma": 0.5, "alpha": 1e-3, "n_components": 100,
+             "dtype": "float32"}
+    other = {**point, "alpha": 1e-2}
+    state = NS(n=1000, folds=[(np.arange(800), np.arange(800, 1000))], fit_curve=curve,
+               fit_family="falkon", fit_point=dict(other), measured_refit=None,
+               settings=NS(probability=False, memory_budget=None),
+               data=NS(X=np.zeros((1000, 4))))
+    before = refit_seconds(state, [], point)
+    assert before == pytest.approx(0.125 * _refit.REFIT_SAFETY)
+    state.measured_refit = (dict(point), 40.0)
+    assert refit_seconds(state, [], point) == pytest.approx(40.0 * _refit.REFIT_SAFETY)
+    assert refit_seconds(state, [], other) == pytest.approx(before)
+
+
 def test_a_refit_on_a_subsample_is_secured_on_a_share_of_its_rows_first(monkeypatch):
     # Beijing with two busy loops: the winner's fit on a subsample, sized from the first
     # model's fits (a cheaper penalty and kernel) at 3.3 s of the 5.5 s left, was stopped at

@@ -166,6 +166,32 @@ def test_kernel_kept_or_streamed_gives_the_same_answer(regression):
         NystromKernelRidge(memory_budget=20_000, **kw).fit(X, y)
 
 
+def test_a_recomputed_kernel_checks_the_clock_at_every_block(regression, monkeypatch):
+    # each CG step recomputes K(X, C) block by block; one check per step left ~4 s between
+    # checks on 180k rows: a time budget's stop is now honoured at every block
+    from kernelscale import _clock
+    from kernelscale.kernels import RBF
+    from kernelscale.solvers.falkon import _operator
+
+    X, _ = regression
+    calls = []
+    monkeypatch.setattr(_operator, "checkpoint", lambda: calls.append(1))
+    V = np.ones((10, 1))
+    recomputed = _operator.KernelOperator(X, X[:10], RBF(gamma=0.2), "float64", 4_000,
+                                          keep=False)
+    calls.clear()  # the blocks are planned with a check each; each product checks again
+    recomputed.normal_apply(V)
+    assert len(recomputed.blocks) > 1
+    assert len(calls) == len(recomputed.blocks)
+    kept = _operator.KernelOperator(X, X[:10], RBF(gamma=0.2), "float64", 4_000, keep=True)
+    calls.clear()
+    kept.normal_apply(V)  # kept whole: the CG step's own check suffices
+    assert not calls
+    monkeypatch.setattr(_operator, "checkpoint", _clock.checkpoint)
+    with _clock.stop_at(_clock.now() - 1.0), pytest.raises(_clock.TimeUp):
+        recomputed.normal_apply(V)
+
+
 def test_sparse_input_equals_dense(digits):
     X, y = digits
     kw = {"n_components": 200, "random_state": 0, "dtype": "float64", "tol": 1e-8}

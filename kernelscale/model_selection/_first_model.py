@@ -13,7 +13,7 @@ from .._clock import now, unarmed
 from ._deadline import refit_reserve
 from ._families import FALKON, FAMILIES, penalty_on_rows
 from ._schedule import CostCurve
-from ._state import Candidate
+from ._state import Candidate, same_point
 
 __all__ = ["SearchTimeError", "first_model", "first_family", "raw_params",
            "model_on", "subsample_rows", "predicted_refit", "predicted_unit", "describe",
@@ -194,12 +194,15 @@ def predicted_refit(state, family=None):
     return curve.predict(state.n)
 
 
-def refit_grant(state, sched):
-    """Seconds the stages before the refit leave it: the refit on every row as predicted,
-    or, where that is more than :data:`REFIT_MOST_SHARE` of the time left (the refit
-    will then run on a subsample of what it is left), :data:`REFIT_SUBSAMPLE_SHARE` of
-    it: a refit that cannot end in time does not starve the grid of its time."""
-    predicted = REFIT_SAFETY * predicted_refit(state)
+def refit_grant(state, sched, predicted=None):
+    """Seconds the stages before the refit leave it: the refit on every row as predicted
+    (``predicted``, with its safety, where a measured fit of the winner priced it; else
+    from the first model's fits), or, where that is more than :data:`REFIT_MOST_SHARE`
+    of the time left (the refit will then run on a subsample of what it is left),
+    :data:`REFIT_SUBSAMPLE_SHARE` of it: a refit that cannot end in time does not starve
+    the grid of its time."""
+    if predicted is None:
+        predicted = REFIT_SAFETY * predicted_refit(state)
     if sched.end is None:
         return predicted
     left = max(sched.left(), 0.0)
@@ -230,6 +233,9 @@ def refit_seconds(state, records, point, unit_seconds=0.0):
         seconds = refit_reserve(family, [r for r in records if r["params"]["family"] == family],
                                 unit_seconds, n / n_train, state.data.X.shape,
                                 state.settings.memory_budget)
+    measured = state.measured_refit
+    if measured is not None and same_point(measured[0], point):
+        seconds = max(seconds, measured[1])
     if state.settings.probability:  # the calibration's 5 internal fits
         seconds *= 1 + 5 * (n_train / n)
     return REFIT_SAFETY * seconds

@@ -213,14 +213,27 @@ def secure_screen(search, state, sched, why):
     only as a score (diamonds, two busy loops, 2 minutes: the halving's best scored
     0.9904 on 4,794 rows, the grid on 20,526 rows ran past its grant into the refit's, and
     the first model, 0.9522, stood). One fold's fit on the screen's rows: a fraction of
-    what the halving measured."""
+    what the halving measured.
+
+    Returns the seconds its refit on every row is predicted at, from that fit's measured
+    seconds (None where it fitted nothing: no budget, no screen, already held): the first
+    model's fits, of a cheaper penalty or kernel, priced loaded diamonds' refit at 0.7 s
+    during the grid, and at 14.0 s after it (too late: the held best on 3,835 rows
+    stood)."""
     if not state.screened or sched.end is None:
-        return
+        return None
     winner = _winner(state.screened)
-    if same_point(state.best.point, winner["params"]):
-        return
-    _on_rows(search, state, sched, winner, None, None, "screen's winner", why,
-             rows=_screened_fold_rows(state), stage="secured")
+    point = winner["params"]
+    if same_point(state.best.point, point):
+        return None
+    fitted = _on_rows(search, state, sched, winner, None, None, "screen's winner", why,
+                      rows=_screened_fold_rows(state), stage="secured")
+    if fitted is None:
+        return None
+    rows, seconds = fitted
+    state.measured_refit = (dict(point), seconds * (state.n / rows) **
+                            FAMILIES[point["family"]].refit_power)
+    return refit_seconds(state, state.screened, point)
 
 
 def _screened_fold_rows(state):
@@ -233,7 +246,8 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why="", r
              stage="refit"):
     """The winner on the most of the first fold's training rows the time pays for (or on
     ``share`` of the rows a full refit predicted at ``predicted_full`` would take, or on
-    ``rows`` where the time pays for them), scored on that fold's held-out rows."""
+    ``rows`` where the time pays for them), scored on that fold's held-out rows. Returns
+    ``(rows, seconds)`` of its last fit that ended (None where none did)."""
     point = winner["params"]
     train = state.train0
     curve = _fit_curve(state, winner,
@@ -263,12 +277,15 @@ def _on_rows(search, state, sched, winner, share, predicted_full, how, why="", r
         took = _fit_on_rows(search, state, sched, point, secured, how + " (secured first)",
                             why, curve.predict(secured), share, stage)
         if took is None:
-            return
-        rows = int(min(rows, secured * SIZED_SHARE * sched.left() /
-                       (REFIT_SAFETY * max(took, 1e-3))))
-        if rows <= secured:
-            return
-    _fit_on_rows(search, state, sched, point, rows, how, why, curve.predict(rows), share, stage)
+            return None
+        larger = int(min(rows, secured * SIZED_SHARE * sched.left() /
+                         (REFIT_SAFETY * max(took, 1e-3))))
+        if larger <= secured:
+            return secured, took
+        rows = larger
+    took = _fit_on_rows(search, state, sched, point, rows, how, why, curve.predict(rows), share,
+                        stage)
+    return None if took is None else (rows, took)
 
 
 def _fit_on_rows(search, state, sched, point, rows, how, why, predicted, share, stage):

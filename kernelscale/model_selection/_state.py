@@ -114,6 +114,9 @@ class SearchState:
     fit_curve: CostCurve | None = None
     fit_family: str | None = None
     fit_point: dict | None = None
+    # a configuration and its refit's seconds on every row, grown from its own measured
+    # fit (the first model's fits may be of a cheaper penalty, kernel or dtype)
+    measured_refit: tuple | None = None
     unit_family: str | None = None
     # the family screen's best per family (None where it did not run)
     screen: dict | None = None
