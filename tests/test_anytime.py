@@ -353,19 +353,15 @@ def test_the_grid_stops_at_its_halving_for_the_centres_only_where_that_round_is_
     assert not case(families=("falkon", "exact-svm"))
 
 
-@pytest.mark.parametrize("then", ["every row", "a larger subsample"])
-def test_the_halvings_best_is_held_as_a_model_before_the_grid_goes_on(monkeypatch, then):
-    # diamonds with two busy loops at 2 minutes: the halving's best scored 0.9904 on 4,794
-    # rows, the grid on more rows ran past its grant into the refit's, and the first model
-    # (0.9522) stood. The halving's best is now fitted and held before the grid goes on
-    def stopped(*args, **kwargs):
-        raise _clock.TimeUp()
-
-    if then == "a larger subsample":  # one gamma on every row priced past the time left
+def _halving_then_stopped(monkeypatch, then, stopped):
+    """A FALKON search whose first model underfits what its halving finds, then
+    its grid round on every row (or, ``then == "a larger subsample"``, with one gamma on
+    every row priced past the time left, on a subsample) replaced by ``stopped``, and
+    no refit."""
+    if then == "a larger subsample":
         real = _stages.predicted_unit
         monkeypatch.setattr(_stages, "predicted_unit", lambda state, rows: 1e6
                             if rows == state.n else real(state, rows))
-
     monkeypatch.setattr(_stages, "_all_rows", stopped)
     monkeypatch.setattr(_stages, "_subsample_grid", stopped)
     monkeypatch.setattr(_search, "refit", lambda search, state, sched: sched.skip(
@@ -377,7 +373,18 @@ def test_the_halvings_best_is_held_as_a_model_before_the_grid_goes_on(monkeypatc
                                gamma_factors=[1.0, 10.0, 30.0, 100.0, 300.0], alphas=[1e-3, 1.0],
                                n_components=100, learn_widths="none", time_budget=60,
                                random_state=0).fit(X, y)
-    lines = [r.line() for r in search.stages_]
+    return search, X, [r.line() for r in search.stages_]
+
+
+@pytest.mark.parametrize("then", ["every row", "a larger subsample"])
+def test_the_halvings_best_is_held_as_a_model_before_the_grid_goes_on(monkeypatch, then):
+    # diamonds with two busy loops at 2 minutes: the halving's best scored 0.9904 on 4,794
+    # rows, the grid on more rows ran past its grant into the refit's, and the first model
+    # (0.9522) stood. The halving's best is now fitted and held before the grid goes on
+    def stopped(*args, **kwargs):
+        raise _clock.TimeUp()
+
+    search, X, lines = _halving_then_stopped(monkeypatch, then, stopped)
     (secured,) = [r for r in search.stages_ if r.stage == "secured"]
     assert secured.outcome == "done" and "of the first fold's 3200 training rows" in \
         secured.note, lines
@@ -402,28 +409,13 @@ def test_the_held_fits_seconds_price_the_refits_reserve_in_the_grid(monkeypatch,
         reserves.append(next(a for a in args if isinstance(a, _stages.Deadline)).reserve)
         raise _clock.TimeUp()
 
-    if then == "a larger subsample":
-        real = _stages.predicted_unit
-        monkeypatch.setattr(_stages, "predicted_unit", lambda state, rows: 1e6
-                            if rows == state.n else real(state, rows))
-    monkeypatch.setattr(_stages, "_all_rows", stopped)
-    monkeypatch.setattr(_stages, "_subsample_grid", stopped)
     real_fit = _refit._fit_on_rows
 
     def slower_held_fit(*args):
         took = real_fit(*args)
         return took + 2.0 if args[-1] == "secured" else took  # a smaller penalty's CG
     monkeypatch.setattr(_refit, "_fit_on_rows", slower_held_fit)
-    monkeypatch.setattr(_search, "refit", lambda search, state, sched: sched.skip(
-        "refit", "no time left"))
-    rng = np.random.default_rng(0)
-    X = rng.uniform(size=(4000, 2))
-    y = np.sin(15 * X[:, 0]) + np.cos(15 * X[:, 1])
-    search = KernelRegressorCV(families="falkon", halving=True,
-                               gamma_factors=[1.0, 10.0, 30.0, 100.0, 300.0], alphas=[1e-3, 1.0],
-                               n_components=100, learn_widths="none", time_budget=60,
-                               random_state=0).fit(X, y)
-    lines = [r.line() for r in search.stages_]
+    search, _, lines = _halving_then_stopped(monkeypatch, then, stopped)
     (grid,) = [r for r in search.stages_ if r.stage == "grid (falkon)"]
     # over 2 s on the fold's 3,200 rows, grown to 4,000, with REFIT_SAFETY
     assert reserves and reserves[0] >= 2.0 * 4000 / 3200 * _refit.REFIT_SAFETY, (reserves,
