@@ -445,6 +445,58 @@ def test_a_configurations_measured_refit_floors_its_price_only():
     assert refit_seconds(state, [], other) == pytest.approx(before)
 
 
+def test_the_warm_up_fit_is_dropped_once_and_the_later_fits_kept():
+    # the first model's curve dropped its oldest point at every second one, so it only
+    # ever held its latest fit and its growth was never measured
+    curve = CostCurve(exponent=1.0, low=0.5, high=1.5, warmup=True)
+    for rows, seconds in [(200, 3.0), (1000, 0.1), (2000, 0.2), (4000, 0.4)]:
+        curve.add(rows, seconds)
+    assert curve.points == [(1000.0, 0.1), (2000.0, 0.2), (4000.0, 0.4)]
+    curve.add(8000, 0.4 * 2 ** 0.7)
+    assert curve.growth == pytest.approx(0.7)
+
+
+def _first_model_state(point, curve):
+    from types import SimpleNamespace as NS
+
+    return NS(n=100_000, fit_curve=curve, fit_family=point["family"], fit_point=dict(point))
+
+
+def test_only_fits_of_the_first_models_cost_per_row_join_its_curve():
+    # a float64 fit held on loaded diamonds replaced the first model's float32 point and
+    # the refit priced from it counted float64 twice (21.7 s reserved, 1.4 s taken)
+    first = {"family": "falkon", "kernel": "rbf", "gamma": 0.5, "alpha": 1e-3,
+             "n_components": 2000, "dtype": "float32"}
+    curve = CostCurve(exponent=1.0, low=0.7, high=1.5)
+    curve.add(4000, 0.5)
+    state = _first_model_state(first, curve)
+    _refit._measured(state, {**first, "dtype": "float64"}, 8000, 3.0)
+    _refit._measured(state, {**first, "n_components": 8000}, 8000, 3.0)
+    assert curve.points == [(4000.0, 0.5)]
+    _refit._measured(state, {**first, "gamma": 2.0, "alpha": 1e-5, "kernel": "laplacian"},
+                     8000, 0.9)
+    assert curve.points == [(4000.0, 0.5), (8000.0, 0.9)]
+    svm = {"family": "exact-svm", "gamma": 0.5, "C": 1.0}
+    svm_curve = CostCurve(exponent=2.0, low=1.5, high=2.5)
+    _refit._measured(_first_model_state(svm, svm_curve), {**svm, "C": 10.0}, 1000, 1.0)
+    assert svm_curve.points == []  # the exact SVM's iterations grow with C
+
+
+def test_a_held_fit_grows_to_every_row_no_faster_than_the_first_models_fits_did():
+    first = {"family": "falkon", "kernel": "rbf", "gamma": 0.5, "alpha": 1e-3,
+             "n_components": 2000, "dtype": "float32"}
+    curve = CostCurve(exponent=1.0, low=0.7, high=1.5)
+    state = _first_model_state(first, curve)
+    assert _refit._growth(state, first) == 1.0  # nothing measured: the family's power
+    curve.add(4000, 0.5)
+    curve.add(8000, 0.5 * 2 ** 0.8)
+    assert _refit._growth(state, first) == pytest.approx(0.8)
+    curve.add(16000, 0.5 * 2 ** 0.8 * 2 ** 1.4)
+    assert _refit._growth(state, first) == 1.0  # never faster than the family's power
+    svm = {"family": "exact-svm", "gamma": 0.5, "C": 1.0}
+    assert _refit._growth(state, svm) == 2.0  # another family's fits do not tell
+
+
 def test_a_refit_on_a_subsample_is_secured_on_a_share_of_its_rows_first(monkeypatch):
     # Beijing with two busy loops: the winner's fit on a subsample, sized from the first
     # model's fits (a cheaper penalty and kernel) at 3.3 s of the 5.5 s left, was stopped at

@@ -68,6 +68,7 @@ class CostCurve:
         self.fixed = float(fixed)
         self.warmup = bool(warmup)
         self.points = []
+        self._warm = bool(warmup)  # the warm-up run is still among the points
 
     @classmethod
     def affine(cls, points, low=0.5, high=1.5):
@@ -91,12 +92,14 @@ class CostCurve:
         """Record a measured run of ``size`` that took ``seconds``.
 
         With ``warmup``, the first run is dropped once a second is measured: it carries
-        the one-time costs (compilation, first allocations) the later ones do not.
+        the one-time costs (compilation, first allocations) the later ones do not. It is
+        dropped once: the runs after it are all kept, so that their growth is measured.
         """
         if size > 0:
             self.points.append((float(size), max(float(seconds), 1e-6)))
-            if self.warmup and len(self.points) == 2:
+            if self._warm and len(self.points) == 2:
                 self.points.pop(0)
+                self._warm = False
 
     def _growing(self, seconds):
         return max(seconds - self.fixed, 1e-6)
