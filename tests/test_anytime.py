@@ -420,7 +420,10 @@ def test_the_held_fits_seconds_price_the_refits_reserve_in_the_grid(monkeypatch,
     # over 2 s on the fold's 3,200 rows, grown to 4,000, with REFIT_SAFETY
     assert reserves and reserves[0] >= 2.0 * 4000 / 3200 * _refit.REFIT_SAFETY, (reserves,
                                                                                   lines)
-    assert "the refit's reserve raised to" in grid.note, lines
+    raised = re.search(r"the refit's reserve raised to ([\d.]+) s", grid.note)
+    assert raised, lines
+    if then == "a larger subsample":  # the round's note names the reserve it ran beside
+        assert f"beside the refit's {raised.group(1)} s" in grid.note, lines
     assert search.model_origin_ == "screen's winner", lines
 
 
@@ -524,3 +527,17 @@ def test_a_refit_on_a_subsample_is_secured_on_a_share_of_its_rows_first(monkeypa
     # the secured fit was offered as the best: held where it scored above the first model
     assert search.model_origin_ == "refit on a subsample (secured first)", lines
     assert search.refit_rows_ == 360
+
+
+def test_a_grid_round_on_a_subsample_is_sized_within_what_its_units_measured():
+    # Beijing with two busy loops: a gamma on 162,598 rows, priced at 36 s from units on
+    # 2,000 and 16,000 rows, ran past the 60 s left and scored nothing
+    from types import SimpleNamespace as NS
+
+    curve = CostCurve(exponent=1.0, low=0.8, high=1.5)
+    curve.add(2000, 3.15)
+    curve.add(16000, 5.08)
+    state = NS(n=305_734, unit_curve=curve)
+    assert curve.largest(36.0) > 150_000  # what the price alone would have sized
+    assert _stages._affordable_rows(state, 36.0) == _stages.MOST_GROWTH * 16000
+    assert _stages._affordable_rows(state, 4.0) == curve.largest(4.0)  # the price binds

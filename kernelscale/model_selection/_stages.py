@@ -43,6 +43,11 @@ WARMUP_ROWS = 300
 LAST_ROUND_SHARE = 1 / 3
 #: how many times the grid probe's rows FALKON's second measurement is on
 PROBE_GROWTH = 8
+#: a grid round on a subsample is on at most this many times the rows of the largest
+#: grid unit measured: a unit's price is trusted that far and no farther (Beijing, two
+#: busy loops, 2 minutes: a gamma on 162,598 rows priced at 36 s from units on 2,000 and
+#: 16,000 rows ran past the 60 s left, and nothing it scored was kept)
+MOST_GROWTH = 4
 #: the most of the time budget the family screen may take
 SCREEN_SHARE = 0.15
 #: rows one gamma of the exact SVM's grid is measured on to price the screen
@@ -261,8 +266,11 @@ def _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, d
     """Where not one gamma on every row fits: the screen's scores, or a smaller grid."""
     n = state.n
     state.complete = False
-    why = (f"one gamma on {n} rows is predicted at {predicted:.1f} s, "
-           f"{max(run.left(), 0):.1f} s are left beside the refit's {reserve:.1f} s")
+
+    def beside(reserve):
+        return (f"one gamma on {n} rows is predicted at {predicted:.1f} s, "
+                f"{max(run.left(), 0):.1f} s are left beside the refit's {reserve:.1f} s")
+    why = beside(reserve)
     rows = _affordable_rows(state, SIZED_SHARE * run.left())
     if state.screened and rows < 1.5 * state.screened_rows:
         run.outcome = "shrunk"
@@ -275,6 +283,7 @@ def _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, d
                                      f"{rows} rows"):
             # the refit's reserve re-priced from the held fit leaves fewer rows
             rows = min(rows, _affordable_rows(state, SIZED_SHARE * run.left()))
+            why = beside(deadline.reserve)  # the note names the reserve it ran beside
         if rows >= least:
             run.outcome = "shrunk"
             notes.append(f"on {rows} of the {n} rows: {why}")
@@ -330,10 +339,12 @@ def _halving(search, state, family, deadline, run, notes):
 
 
 def _affordable_rows(state, seconds):
-    """The most rows whose one grid unit is predicted within ``seconds``."""
+    """The most rows whose one grid unit is predicted within ``seconds``, and at most
+    :data:`MOST_GROWTH` times the largest unit measured."""
     curve = state.unit_curve
     if curve is not None and curve.points:
-        return int(min(state.n, curve.largest(seconds)))
+        measured = max(size for size, _ in curve.points)
+        return int(min(state.n, curve.largest(seconds), MOST_GROWTH * measured))
     fit = state.fit_curve
     family = first_family(state)
     return int(min(state.n, fit.largest(seconds / FAMILIES[family].unit_per_fit) / 0.8))
