@@ -43,7 +43,10 @@ def halving_schedule(n_rows, n_factors, eta, min_rows):
 
 
 def subsample_data(data, size, seed, stratify):
-    """``data`` on a random (stratified) subsample of ``size`` rows, in their order."""
+    """``data`` on a random (stratified) subsample of ``size`` rows, in their order
+    (``data`` itself where ``size`` is all of them)."""
+    if size >= data.n:
+        return data
     keep, _ = train_test_split(np.arange(data.n), train_size=size, random_state=seed,
                                stratify=data.y_index if stratify else None)
     return data.take(np.sort(keep))

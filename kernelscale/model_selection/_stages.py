@@ -231,7 +231,8 @@ def _family_grid(search, state, sched, family):
             space = _halving(search, state, family, deadline, run, notes)
         predicted = predicted_unit(state, n)
         if run.until is not None and now() + predicted > run.until:
-            _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, deadline)
+            _shrunk_grid(search, state, sched, family, space, run, notes, predicted, reserve,
+                         deadline)
             return
         if _centres_first(search, state, family, space, predicted, run):
             state.complete = False
@@ -262,8 +263,11 @@ def _centres_first(search, state, family, space, predicted, run):
             and predicted > LAST_ROUND_SHARE * run.left())
 
 
-def _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, deadline):
-    """Where not one gamma on every row fits: the screen's scores, or a smaller grid."""
+def _shrunk_grid(search, state, sched, family, space, run, notes, predicted, reserve,
+                 deadline):
+    """Where not one gamma on every row fits: the screen's scores, or a smaller grid of
+    ``space``'s gammas (the halving's survivors: loaded diamonds re-ran all 7 gammas, 49
+    configurations in 40.8 s, where the halving had kept 3)."""
     n = state.n
     state.complete = False
 
@@ -288,7 +292,7 @@ def _shrunk_grid(search, state, sched, family, run, notes, predicted, reserve, d
             run.outcome = "shrunk"
             notes.append(f"on {rows} of the {n} rows: {why}")
             run.note = "; ".join(notes)  # said before it runs: the time may end it
-            _subsample_grid(search, state, family, rows, deadline, notes)
+            _subsample_grid(search, state, family, space, rows, deadline, notes)
         else:
             run.outcome = "skipped"
             notes.append(f"skipped for time: {why}, and not even {least} rows fit")
@@ -358,7 +362,7 @@ def _least_rows(state, search):
     return int(max(100, np.ceil(4 * cv / p_min)))
 
 
-def _subsample_grid(search, state, family, rows, deadline, notes):
+def _subsample_grid(search, state, family, space, rows, deadline, notes):
     classifier = state.task == "classifier"
     seed = state.settings.random_state
     n_splits = len(state.folds)
@@ -369,9 +373,10 @@ def _subsample_grid(search, state, family, rows, deadline, notes):
     def on_unit(records):
         state.screened, state.screened_rows = list(records), rows
 
-    records, _ = run_family(family, state.task, part, folds, state.space, state.settings,
+    records, _ = run_family(family, state.task, part, folds, space, state.settings,
                             deadline, on_unit)
-    state.screened, state.screened_rows = records, rows
+    if records:  # a round the deadline left unscored leaves the halving's scores
+        state.screened, state.screened_rows = records, rows
     state.n_scored += len(records)
     gammas = len({r["params"]["gamma"] for r in records})
     if gammas and state.unit_curve is not None:  # its measured units price what follows
