@@ -123,7 +123,7 @@ def test_a_grid_shrunk_to_a_subsample_is_weighed_on_that_subsample(monkeypatch):
         _stages._new_unit_curve(state, "falkon", sched)
         with sched.stage("grid (falkon)") as run:
             notes = []
-            _stages._subsample_grid(search, state, "falkon", rows, None, notes)
+            _stages._subsample_grid(search, state, "falkon", state.space, rows, None, notes)
             run.note = "; ".join(notes)
     monkeypatch.setattr(_search, "grid", shrunk_grid)
     X, y = _data([0.94, 0.06], n=2400, seed=2)
