@@ -66,7 +66,6 @@ class CostCurve:
     def __init__(self, exponent, low, high, fixed=0.0, warmup=False):
         self.exponent, self.low, self.high = float(exponent), float(low), float(high)
         self.fixed = float(fixed)
-        self.warmup = bool(warmup)
         self.points = []
         self._warm = bool(warmup)  # the warm-up run is still among the points
 
