@@ -27,14 +27,42 @@ from ._families import run_family
 from ._first_model import SIZED_SHARE, predicted_unit, refit_grant
 from ._halving import subsample_data, subsample_folds
 
-__all__ = ["weigh_classes", "IMBALANCE"]
+__all__ = ["weigh_classes", "grid_rows", "balanced_settings", "best_record", "IMBALANCE"]
 
 #: classes are imbalanced where the rarest holds fewer rows than this share of
 #: ``n / n_classes`` (its share were they balanced)
 IMBALANCE = 0.5
 
 
-def _best(records):
+def grid_rows(state):
+    """The grid's records and the rows and folds they were cross-validated on:
+    ``(records, data, folds, where)``, or None where the grid scored nothing. Where the
+    time shrank the grid to a subsample, the same subsample and folds (the grid's draw:
+    the same seed), so that new configurations' scores compare with its."""
+    if state.records:
+        return state.records, state.data, state.folds, "every row"
+    if state.screened and state.screened_rows:
+        seed, rows = state.settings.random_state, state.screened_rows
+        classifier = state.task == "classifier"
+        data = subsample_data(state.data, rows, seed, classifier)
+        folds = subsample_folds(data, len(state.folds), seed, classifier)
+        return state.screened, data, folds, f"{rows} rows"
+    return None
+
+
+def balanced_settings(state, data):
+    """The search's settings with the classes balanced by every row's counts of ``data``
+    (the refit's "balanced" factors): with one weight per row the folds' statistics
+    merge as the grid's do, and the pass costs one grid unit."""
+    totals = np.bincount(data.y_index, weights=data.sample_weight,
+                         minlength=len(data.classes))
+    factors = balanced_class_factors(totals)
+    return dataclasses.replace(state.settings, class_weight={
+        label: float(f) for label, f in zip(data.classes, factors)})
+
+
+def best_record(records):
+    """The record of the highest mean score, and that mean."""
     means = np.array([np.nanmean(r["scores"]) if r["scores"] else np.nan for r in records])
     means = np.where(np.isfinite(means), means, -np.inf)
     return records[int(np.argmax(means))], float(np.max(means))
@@ -53,20 +81,12 @@ def weigh_classes(search, state, sched):
         sched.skip(stage, f"not needed: the rarest class holds {share:.0%} of its balanced "
                           f"share of the rows (at least {IMBALANCE:.0%}): no weights")
         return
-    seed = state.settings.random_state
-    if state.records:
-        scored, data, folds, where = state.records, state.data, state.folds, "every row"
-    elif state.screened and state.screened_rows:
-        # the grid shrunk to a subsample for time: the same subsample and folds (the
-        # grid's draw: the same seed), so the scores compare
-        scored, rows = state.screened, state.screened_rows
-        data = subsample_data(state.data, rows, seed, True)
-        folds = subsample_folds(data, len(state.folds), seed, True)
-        where = f"{rows} rows"
-    else:
+    rows = grid_rows(state)
+    if rows is None:
         sched.skip(stage, "not tried: the grid cross-validated nothing (no weights)")
         return
-    best, best_score = _best(scored)
+    scored, data, folds, where = rows
+    best, best_score = best_record(scored)
     point = best["params"]
     family = point["family"]
     if family != state.unit_family:
@@ -85,12 +105,7 @@ def weigh_classes(search, state, sched):
             return
     factor = point["gamma"] / state.space.gamma_ref
     space = state.space.with_factors([factor])
-    # every row's counts weigh every fold (the refit's "balanced" factors): with one
-    # weight per row the folds' statistics merge, and the pass costs one grid unit
-    totals = np.bincount(data.y_index, weights=data.sample_weight, minlength=len(counts))
-    factors = balanced_class_factors(totals)
-    settings = dataclasses.replace(state.settings, class_weight={
-        label: float(f) for label, f in zip(data.classes, factors)})
+    settings = balanced_settings(state, data)
     for record in scored:  # what they were scored with, now that there is a choice
         if record["params"]["family"] == family:
             record["params"].setdefault("class_weight", None)
@@ -107,7 +122,7 @@ def weigh_classes(search, state, sched):
         if not records:
             run.note += ": stopped before it scored (no weights)"
             return
-        _, balanced = _best(records)
+        _, balanced = best_record(records)
         kept = "balanced" if balanced > best_score else "none"
         run.note = (f"the grid's best gamma (x {factor:.3g}), {len(records)} configurations x "
                     f"{len(folds)} folds on {where} in {now() - began:.1f} s: balanced "

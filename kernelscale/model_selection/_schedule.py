@@ -137,8 +137,9 @@ class StageRecord:
     Attributes
     ----------
     stage : str
-        "first model", "widths", "kernel", "screen", "grid", "refit", "challenger",
-        "leaves", "growth" or "average" (and their probes).
+        "first model", "widths", "metric", "kernel", "screen", "grid", "class weights",
+        "grid edge", "refit", "challenger", "leaves", "growth" or "average" (and their
+        probes).
     outcome : str
         "done"; "shrunk" (ran smaller than planned to fit the time); "skipped"
         (not run: the time could not pay for it, or there was nothing to do);

@@ -39,6 +39,7 @@ from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
 from ._average_stage import average_leaves
 from ._choice import EXACT_MAX_ROWS, choose_families
 from ._class_weight_stage import weigh_classes
+from ._edge_stage import past_edge
 from ._exact import exact_grid_memory
 from ._families import FALKON, check_families, check_family_memory
 from ._first_model import SearchTimeError, first_model
@@ -94,7 +95,8 @@ class KernelSearch(BaseEstimator):
         self.halving_ = [] if state.settings.halving else None
         try:
             for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
-                          weigh_classes, refit, challenge, split_leaves, grow, average_leaves):
+                          weigh_classes, past_edge, refit, challenge, split_leaves, grow,
+                          average_leaves):
                 stage(self, state, scheduler)
         except KeyboardInterrupt:
             if state.best is None:
