@@ -126,3 +126,13 @@ def test_the_best_class_weights_carry_past_the_edge():
     assert past
     assert {p["class_weight"] for p in params if p["gamma"] in past} == {"balanced"}
     assert search.best_params_["class_weight"] == "balanced"
+
+
+def test_the_halvings_survivor_on_the_grids_edge_is_extended():
+    # the halving leaves one gamma on every row: its edge is the grid's, not the rows'
+    X, y = _linear(n=3000)
+    search = KernelRegressorCV(time_budget="2m", **{**SMALL, "halving": True}).fit(X, y)
+    assert search.halving_, "the halving ran"
+    (record,) = _stage(search)
+    assert record.outcome == "done", record.note
+    assert "is the smallest of the grid" in record.note

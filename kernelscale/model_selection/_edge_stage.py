@@ -65,8 +65,11 @@ def past_edge(search, state, sched):
     point = best["params"]
     family = point["family"]
     ref = state.space.gamma_ref
-    tried = sorted({r["params"]["gamma"] / ref for r in scored
-                    if r["params"]["family"] == family and "gamma" in r["params"]})
+    # the grid's factors (the halving tried them all on subsamples, and may have left one
+    # on every row: bio's x 0.125 alone) and any scored past them
+    tried = sorted(set(state.space.factors) | {r["params"]["gamma"] / ref for r in scored
+                                               if r["params"]["family"] == family
+                                               and "gamma" in r["params"]})
     factor = point.get("gamma", np.nan) / ref
     direction = _edge_direction(factor, tried) if np.isfinite(factor) else 0
     if direction == 0:
