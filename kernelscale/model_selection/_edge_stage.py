@@ -50,7 +50,7 @@ def _edge_direction(factor, factors):
 
 def past_edge(search, state, sched):
     """Under a time budget with the default gamma factors: while the best gamma is on an
-    edge of the factors scored, the next gamma past it cross-validated on the grid's
+    edge of the grid's factors, the next gamma past it cross-validated on the grid's
     rows (every penalty, the best's class weights), within what the refit leaves; its
     configurations added to the grid's records."""
     stage = "grid edge"
