@@ -35,18 +35,20 @@ IMBALANCE = 0.5
 
 
 def grid_rows(state):
-    """The grid's records and the rows and folds they were cross-validated on:
-    ``(records, data, folds, where)``, or None where the grid scored nothing. Where the
+    """The grid's records, the rows and folds they were cross-validated on and the best of
+    them: ``(records, data, folds, where, best, best_score)``, or None where the grid
+    scored nothing. Where the
     time shrank the grid to a subsample, the same subsample and folds (the grid's draw:
     the same seed), so that new configurations' scores compare with its."""
     if state.records:
-        return state.records, state.data, state.folds, "every row"
+        return (state.records, state.data, state.folds, "every row",
+                *best_record(state.records))
     if state.screened and state.screened_rows:
         seed, rows = state.settings.random_state, state.screened_rows
         classifier = state.task == "classifier"
         data = subsample_data(state.data, rows, seed, classifier)
         folds = subsample_folds(data, len(state.folds), seed, classifier)
-        return state.screened, data, folds, f"{rows} rows"
+        return state.screened, data, folds, f"{rows} rows", *best_record(state.screened)
     return None
 
 
@@ -85,8 +87,7 @@ def weigh_classes(search, state, sched):
     if rows is None:
         sched.skip(stage, "not tried: the grid cross-validated nothing (no weights)")
         return
-    scored, data, folds, where = rows
-    best, best_score = best_record(scored)
+    scored, data, folds, where, best, best_score = rows
     point = best["params"]
     family = point["family"]
     if family != state.unit_family:

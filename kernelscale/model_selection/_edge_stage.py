@@ -60,8 +60,7 @@ def past_edge(search, state, sched):
     if rows is None:
         sched.skip(stage, "not tried: the grid cross-validated nothing")
         return
-    scored, data, folds, where = rows
-    best, best_score = best_record(scored)
+    scored, data, folds, where, best, best_score = rows
     point = best["params"]
     family = point["family"]
     ref = state.space.gamma_ref
