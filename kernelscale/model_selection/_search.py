@@ -46,6 +46,7 @@ from ._first_model import SearchTimeError, first_model
 from ._inputs import SearchData, SearchSettings, SearchSpace
 from ._kernel_stage import choose_kernel
 from ._leaves_stage import split_leaves
+from ._neighbours_stage import refine_challenger
 from ._refit import challenge, grow, refit
 from ._results import cv_results, edge_note, leaderboard
 from ._schedule import Scheduler, print_stage
@@ -95,8 +96,8 @@ class KernelSearch(BaseEstimator):
         self.halving_ = [] if state.settings.halving else None
         try:
             for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
-                          weigh_classes, past_edge, refit, challenge, split_leaves, grow,
-                          average_leaves):
+                          weigh_classes, past_edge, refit, challenge, refine_challenger,
+                          split_leaves, grow, average_leaves):
                 stage(self, state, scheduler)
         except KeyboardInterrupt:
             if state.best is None:
