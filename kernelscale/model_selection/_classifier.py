@@ -184,7 +184,9 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         kernel's reference gamma). Its cost measured on growing subsamples
         (``exponent``, ``predicted_fold_s``, ``predicted_refit_s``); where
         both fit the time left, its first-fold ``score`` against the winner's
-        (``winner_score``); ``won``: it was refitted instead.
+        (``winner_score``); ``won``: it was refitted instead (then its C and
+        gamma are moved on the first fold while that scores higher and the time
+        left pays: ``model_origin_`` "challenger's neighbour" where a move won).
     halving_ : list of dict or None
         With ``halving``: each screening round's ``stage`` ("families" or
         "gammas"), family, rows, gammas tried and kept, best score (and for

@@ -138,8 +138,8 @@ class StageRecord:
     ----------
     stage : str
         "first model", "widths", "metric", "kernel", "screen", "grid", "class weights",
-        "grid edge", "refit", "challenger", "leaves", "growth" or "average" (and their
-        probes).
+        "grid edge", "refit", "challenger", "challenger's neighbours", "leaves",
+        "growth" or "average" (and their probes).
     outcome : str
         "done"; "shrunk" (ran smaller than planned to fit the time); "skipped"
         (not run: the time could not pay for it, or there was nothing to do);
