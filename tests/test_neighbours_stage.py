@@ -56,10 +56,21 @@ def test_a_winning_challengers_c_and_gamma_move_while_they_score_higher(data):
     assert 1 <= len(moves) <= NEIGHBOUR_FITS, record.line()
     # a move is made from the best so far: each kept one scored higher than the one
     # held before it, and the first that did not ends its direction
-    held = step["score"]
+    held, ended = step["score"], 0
     for _, score in moves:
+        ended += score <= held  # a move that does not score higher ends its direction
         held = max(held, score)
+    assert ended <= 2 * len(MOVES), record.line()
     if held > step["score"]:
+        # the model held is the move that scored highest (a move is kept only where it
+        # scored higher than the one held)
+        what = max(moves, key=lambda m: m[1])[0]
+        ref = search.cv_results_["params"][0]["gamma"]  # gamma_factors=[1.0]
+        if what.startswith("C="):
+            assert search.best_params_["C"] == pytest.approx(float(what[2:]), rel=1e-3)
+        else:
+            assert search.best_params_["gamma"] / ref == pytest.approx(
+                float(what.split()[-1]), rel=1e-2)
         assert search.model_origin_ == "challenger's neighbour", record.line()
         assert "refitted on every row" in record.note
         assert (search.best_params_["C"], search.best_params_["gamma"]) != \
