@@ -21,7 +21,7 @@ from sklearn.metrics import get_scorer
 
 from .._clock import now
 from ._families import classifier_model
-from ._first_model import model_on
+from ._first_model import describe, model_on
 from ._refit import settings_on_fold
 from ._state import Candidate
 
@@ -70,7 +70,6 @@ def refine_challenger(search, state, sched):
     tried, held, held_score = [], params, float(step["score"])
     with sched.stage(STAGE) as run:
         fold_settings = settings_on_fold(state)
-        run.note = "no move fits the time left"
         fits = 0
         for key, factor in MOVES:
             for direction in (factor, 1.0 / factor):
@@ -105,11 +104,10 @@ def refine_challenger(search, state, sched):
         state.n_scored += 1
         state.consider(Candidate(model, raw, dict(held), held_score, None, state.n,
                                  "challenger's neighbour"))
-        run.note += f"; C={held['C']:.4g}, gamma x {held['gamma'] / state.space.gamma_ref:.3g} " \
-                    "refitted on every row"
-        state.choices.append(f"the exact SVM at C={held['C']:.4g}, gamma x "
-                             f"{held['gamma'] / state.space.gamma_ref:.3g} (first fold "
-                             f"{held_score:.4f} against the challenger's {step['score']:.4f})")
+        run.note += f"; {describe(held, state)} refitted on every row"
+        state.choices.append(f"the exact SVM at C={held['C']:.4g} ({describe(held, state)}; "
+                             f"first fold {held_score:.4f} against the challenger's "
+                             f"{step['score']:.4f})")
 
 
 def _describe(point, key, state):
@@ -119,8 +117,6 @@ def _describe(point, key, state):
 
 
 def _note(step, state, tried):
-    params = step["params"]
-    return (f"from the challenger (C={params['C']:.4g}, gamma x "
-            f"{params['gamma'] / state.space.gamma_ref:.3g}, first fold {step['score']:.4f}): "
-            + ", ".join(tried))
+    return (f"from the challenger ({describe(step['params'], state)}, first fold "
+            f"{step['score']:.4f}): " + ", ".join(tried))
 
