@@ -28,14 +28,16 @@ class _Fake(ClassifierMixin, BaseEstimator):
         return np.r_[np.zeros(correct), np.ones(len(X) - correct)]
 
 
-def _grow(score, seconds, *, budget, refit_seconds=0.01, m=100, memory_budget=2**30):
+def _grow(score, seconds, *, budget, refit_seconds=0.01, m=100, memory_budget=2**30,
+          step_seconds=lambda m, rows: 0.0):
     X, y = np.zeros((10000, 3)), np.zeros(10000)
     fold = (np.arange(8000), np.arange(8000, 10000))
     steps = []
     chosen = grow_centres(lambda k: _Fake(k, score, seconds), X, y, None, fold, score(m),
                           m=m, scoring="accuracy", task="classifier",
                           end=time.perf_counter() + budget, refit_seconds=refit_seconds,
-                          memory_budget=memory_budget, log=steps.append)
+                          memory_budget=memory_budget, log=steps.append,
+                          step_seconds=step_seconds)
     return chosen, steps
 
 
@@ -69,22 +71,62 @@ def test_memory_caps_the_centres():
 
 def test_centres_past_the_kept_kernel_are_priced_by_recomputation():
     # 8 MiB keeps K(X, C) for 10,000 rows up to ~200 centres: the doubling from 100 to 200
-    # is priced as kept, the one past it at RECOMPUTE_STEPS times, which the time left
-    # (a refit measured at 0.05 s, 3 s left) does not pay for
+    # is priced as kept, the one past it as the kept fits' cost plus RECOMPUTE_STEPS
+    # builds of K(X, C), one step as the probe measures it
     from kernelscale.model_selection._capacity import RECOMPUTE_STEPS
 
     budget = 8 * 2**20
     kept = kept_centres(10000, 3, budget)
     assert 100 <= kept < 400 <= kept_centres(10000, 3, budget, kept=False)
-    # fits of m * 2e-4 s: 0.04 s at 200 centres predicts 2 x 0.04 x 2.25 x 20 = 3.6 s for 400
+    probed = []
+
+    def step(m, rows):
+        probed.append((m, rows))
+        return m * 5e-4
+    # fits of m * 2e-4 s: 0.04 s at 200 centres predicts (0.08 + 20 x 0.2) x 2.25 = 9.2 s
+    # for 400, which 3 s left do not pay for
     chosen, steps = _grow(lambda m: m / 1e4, lambda m: m * 2e-4, budget=3.0,
-                          refit_seconds=0.05, memory_budget=budget)
+                          refit_seconds=0.05, memory_budget=budget, step_seconds=step)
     assert chosen == 200 and [s["n_components"] for s in steps] == [200]
+    assert probed == [(400, 8000)]  # the fold's training rows, at the doubling's centres
     # with the time to pay for it, the recomputed doubling is tried (and measured: the
-    # next one is priced from it)
-    chosen, steps = _grow(lambda m: m / 1e4, lambda m: m * 2e-4, budget=3.0 * RECOMPUTE_STEPS,
-                          refit_seconds=0.05, memory_budget=budget)
+    # next one is priced from it, without the probe)
+    probed.clear()
+    chosen, steps = _grow(lambda m: m / 1e4, lambda m: m * 2e-4, budget=4.0 * RECOMPUTE_STEPS,
+                          refit_seconds=0.05, memory_budget=budget, step_seconds=step)
     assert [s["n_components"] for s in steps] == [200, 400, 800] and chosen == 800
+    assert probed == [(400, 8000)]
+
+
+def test_a_cheap_recomputation_is_tried_where_the_time_left_pays_for_it():
+    # regression (1e6 rows, 10 minutes): past the ~1,300 kept centres the first doubling was
+    # priced at 20x the kept fit's linear part (1,116 s for a 40-47 s fold fit and its
+    # refit), and no doubling was tried with 352 s left. Priced by its measured step, a
+    # recomputed doubling the time left pays for is tried: here 0.08 s of kept work and
+    # 20 steps of 2 ms, (0.08 + 0.04) x 2.25 = 0.27 s, with 1.5 s left (20x the linear part:
+    # 3.6 s)
+    budget = 8 * 2**20
+    chosen, steps = _grow(lambda m: m / 1e4, lambda m: m * 2e-4, budget=1.5,
+                          refit_seconds=0.05, memory_budget=budget,
+                          step_seconds=lambda m, rows: 2e-3)
+    assert [s["n_components"] for s in steps][:2] == [200, 400] and chosen >= 400
+
+
+def test_the_probe_times_a_block_of_the_models_kernel():
+    from kernelscale import NystromKernelRidge
+    from kernelscale.model_selection._capacity import recomputed_step_seconds
+    from kernelscale.models import LocalKernelRegressor
+
+    X = np.random.default_rng(0).normal(size=(3000, 6))
+    model = NystromKernelRidge(kernel="laplacian", gamma=0.5)
+    one = recomputed_step_seconds(model, X, 100_000, 1000)
+    assert 0 < one < 60
+    # local models are timed by their leaves' model; the rows scale the block linearly
+    # (best of two timings each: compare within a wide factor)
+    local = recomputed_step_seconds(LocalKernelRegressor(model), X, 1_000_000, 1000)
+    assert local > one
+    # more centres than rows: the block holds every row and the timing is scaled to m
+    assert recomputed_step_seconds(model, X[:500], 1000, 2000) > 0
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -270,7 +312,8 @@ def test_the_kept_kernel_is_priced_in_the_fits_dtype_and_the_folds_budget():
         grow_centres(lambda k: _Fake(k, lambda m: m / 1e4, lambda m: m * 2e-4), X, y, None,
                      fold, 0.01, m=100, scoring="accuracy", task="classifier",
                      end=time.perf_counter() + 3.0, refit_seconds=0.05,
-                     memory_budget=8 * 2**20, log=steps.append, **options)
+                     memory_budget=8 * 2**20, log=steps.append,
+                     step_seconds=lambda m, rows: m * 5e-4, **options)
         # float32 with the whole budget keeps ~200 centres (the step to 200 is taken, see
         # above); here fewer are kept, so the first doubling is priced as recomputed
         assert steps == [], options
@@ -288,7 +331,7 @@ def test_local_models_price_the_kept_kernel_of_their_largest_leaf():
                      fold, 0.01, m=100, scoring="accuracy", task="classifier",
                      end=time.perf_counter() + 3.0, refit_seconds=0.05,
                      memory_budget=8 * 2**20, log=steps.append, itemsize=8,
-                     model_rows=model_rows)
+                     model_rows=model_rows, step_seconds=lambda m, rows: m * 5e-4)
         assert bool(steps) == taken, (model_rows, steps)
 
 

@@ -9,11 +9,11 @@ model did there; doubling goes on while the measured fit, its refit on every row
 and the next doubling (predicted from the measured fits) fit the budget and
 the ``m x m`` factors fit the memory budget. Past the centres whose ``K(X, C)``
 the memory budget can keep, FALKON recomputes its kernel blocks at every
-conjugate-gradient step: the first such doubling is predicted with
-``RECOMPUTE_STEPS`` times the part of the kept fits' cost that is linear in the
-centres (the m x m factorisations are not repeated; then measured like the others), so
-that at 1e6 rows the default budget's ~1,300 kept centres are exceeded only where
-the time left pays for the recomputation. So the refitted model is one that was
+conjugate-gradient step: the first such doubling is predicted as the kept fits'
+cost at its centres plus ``RECOMPUTE_STEPS`` builds of ``K(X, C)``, one block of
+which is built and timed (:func:`recomputed_step_seconds`; then measured like the
+others), so that at 1e6 rows the default budget's ~1,300 kept centres are exceeded
+only where the time left pays for the recomputation. So the refitted model is one that was
 scored, on one fold, and never one that scored worse than the grid's.
 """
 
@@ -24,15 +24,19 @@ from sklearn.metrics import get_scorer
 
 from .._clock import now
 from .._planner import falkon_plan
+from ..kernels import make_kernel
 
-__all__ = ["grow_centres", "fit_seconds", "kept_centres"]
+__all__ = ["grow_centres", "fit_seconds", "kept_centres", "recomputed_step_seconds"]
 
 #: how many centres at most (the m x m factorisations are O(m^3): 40,000 take
 #: minutes on 2 cores)
 MAX_GROWN_CENTRES = 40_000
 #: a fit that recomputes K(X, C) builds it once per CG step instead of once: FALKON's
-#: fits here take 10-20 steps (tol 1e-3), and the kernel blocks are their cost
+#: fits here take 10-20 steps (tol 1e-3; 16-18 at 1e6 rows of 28 features)
 RECOMPUTE_STEPS = 20
+#: the entries of the kernel block a recomputed CG step is timed on (16 MiB in float32:
+#: tens of milliseconds)
+PROBE_ENTRIES = 2**22
 #: the slowest growth the exact SVM's cost is predicted with. Small fits are dominated by
 #: their overhead and measure ~n^1; at 1e5 rows (28 features, C = 10) fits of 1,500 to
 #: 6,000 rows measured n^1.0 and predicted 2.9 s for the 80,000-row fold, which took
@@ -57,7 +61,7 @@ def kept_centres(n, d, memory_budget, itemsize=4, *, kept=True):
 
 def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, task, end,
                  refit_seconds, memory_budget, log, fold_budget=None, itemsize=4,
-                 max_m=None, on_kept=None, model_rows=None):
+                 max_m=None, on_kept=None, model_rows=None, step_seconds=None):
     """The number of centres to refit with: ``m`` or more, each step scored on ``fold``.
 
     Parameters
@@ -95,6 +99,10 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
         The rows of the largest single FALKON fit among the fold's (local models: its
         largest leaf's; each leaf holds its own ``K(X, C)``, one at a time); None: the
         fold's training rows. The refit's, ``n / len(train)`` times as many.
+    step_seconds : callable, default=None
+        ``step_seconds(n_components, rows)``: the seconds of one CG step of a fit that
+        recomputes ``K(X, C)`` for ``rows`` rows; None: :func:`recomputed_step_seconds`
+        on ``make_model(n_components)``'s kernel.
 
     Returns
     -------
@@ -116,18 +124,27 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     cap = min(train.size, kept_centres(refit_rows, d, memory_budget, itemsize, kept=False),
               kept_centres(fold_rows, d, fold_budget, itemsize, kept=False),
               train.size if max_m is None else max_m)
+    if step_seconds is None:
+        def step_seconds(centres, rows):
+            return recomputed_step_seconds(make_model(centres), X, rows, centres,
+                                           itemsize=itemsize)
     best_m, best_score = m, scored
     # fits measured: (centres, seconds of a fold's fit, whether it kept K(X, C)), the
     # first from the refit
     measured = [(m, refit_seconds / growth, m <= refit_held)]
     while 2 * best_m <= cap:
         nxt = 2 * best_m
-        # the fold's fit, and the refit on every row (growth times its rows); from here
-        # on the kernel blocks recomputed at every CG step, where the measured fits kept
-        # them (only the part linear in m, not the m x m factorisations, is repeated)
-        recompute = nxt > held and measured[-1][2]
-        predicted = fit_seconds([(c, t) for c, t, _ in measured], nxt,
-                                recompute=recompute) * (1.0 + growth)
+        # the fold's fit and the refit on every row (growth times its rows), from the
+        # fits measured alike; the first past the kept kernel is the kept fits' cost at
+        # nxt centres plus its blocks built at every CG step, one block timed (at 1e6
+        # rows, 2,000 centres: 40-47 s a fit, where 20x the kept fit's linear part had
+        # predicted 228 s and no doubling was tried with 352 s left); local models: every
+        # leaf's blocks, the fold's training rows
+        last_kept = measured[-1][2]
+        predicted = fit_seconds([(c, t) for c, t, k in measured if k == last_kept], nxt)
+        if nxt > held and last_kept:
+            predicted += RECOMPUTE_STEPS * step_seconds(nxt, train.size)
+        predicted *= 1.0 + growth
         if now() + predicted > end:
             break
         began = now()
@@ -147,16 +164,14 @@ def grow_centres(make_model, X, y, sample_weight, fold, scored, *, m, scoring, t
     return best_m
 
 
-def fit_seconds(measured, m, *, recompute=False):
+def fit_seconds(measured, m):
     """A FALKON fit's seconds with ``m`` centres, from the fits ``measured``.
 
     Its cost is ``a m`` (the kernel blocks and CG: n m per pass) plus ``b m^3`` (the
     m x m factorisations), so each doubling costs 2x to 8x the last. From one
     measurement the cost is taken as linear (the grid's centres, where the cubic
     term is small); from two, ``a`` and ``b`` are solved from the last two (b >= 0),
-    and the prediction is at least twice the last fit. ``recompute``: the measured
-    fits kept ``K(X, C)`` and this one builds it at every CG step, ``RECOMPUTE_STEPS``
-    times the linear part (the whole fit where only one was measured).
+    and the prediction is at least twice the last fit.
 
     Examples
     --------
@@ -164,18 +179,65 @@ def fit_seconds(measured, m, *, recompute=False):
     4.0
     >>> round(fit_seconds([(1000, 2.0), (2000, 8.0)], 4000), 1)  # mostly cubic
     48.0
-    >>> round(fit_seconds([(1000, 2.0), (2000, 8.0)], 4000, recompute=True), 1)
-    149.3
     """
-    steps = RECOMPUTE_STEPS if recompute else 1.0
     m1, t1 = measured[-1]
     if len(measured) < 2:
-        return steps * t1 * m / m1
+        return t1 * m / m1
     m0, t0 = measured[-2]
     # t = a m + b m^3 through both points
     b = max(0.0, (t1 * m0 - t0 * m1) / (m1**3 * m0 - m0**3 * m1))
     a = max(0.0, (t1 - b * m1**3) / m1)
-    return max(t1 * m / m1, steps * a * m + b * m**3)
+    return max(t1 * m / m1, a * m + b * m**3)
+
+
+def recomputed_step_seconds(model, X, rows, m, *, itemsize=4, random_state=0):
+    """The seconds of one conjugate-gradient step of a FALKON fit that recomputes
+    ``K(X, C)`` for ``rows`` rows and ``m`` centres: a block of at most
+    ``PROBE_ENTRIES`` entries of ``model``'s kernel built and applied (``K^T (K v)``),
+    best of two, scaled to the rows.
+
+    Parameters
+    ----------
+    model : estimator
+        The unfitted FALKON model (or local models, whose ``estimator`` is one); its
+        ``kernel``, ``gamma``, ``degree``, ``coef0`` and ``kernel_params`` are built.
+    X : {ndarray, sparse matrix}
+        Rows the block and the centres are drawn from.
+    rows, m : int
+    itemsize : int, default=4
+        Bytes of the kernel dtype.
+
+    Returns
+    -------
+    seconds : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale import NystromKernelRidge
+    >>> X = np.random.default_rng(0).normal(size=(2000, 8))
+    >>> recomputed_step_seconds(NystromKernelRidge(), X, 100_000, 500) > 0
+    True
+    """
+    model = getattr(model, "estimator", None) or model  # local models: each leaf's
+    rng = np.random.RandomState(random_state)
+    n = X.shape[0]
+    block = int(min(n, max(1, PROBE_ENTRIES // m)))
+    centres = X[np.sort(rng.choice(n, min(m, n), replace=False))]
+    Xb = X[np.sort(rng.choice(n, block, replace=False))]
+    kernel = make_kernel(model.kernel, Xb, gamma=model.gamma, degree=model.degree,
+                         coef0=model.coef0, kernel_params=model.kernel_params)
+    dtype = np.float32 if itemsize == 4 else np.float64
+    prepared = kernel.prepare(centres, dtype)
+    out = np.empty((block, centres.shape[0]), dtype=dtype)
+    v = np.ones(centres.shape[0], dtype=dtype)
+    best = np.inf
+    for _ in range(2):  # the first may pay for compilation and cold caches
+        began = now()
+        prepared.evaluate_rows(Xb, 0, block, out)
+        out.T @ (out @ v)  # the step's product K^T (K v) on the block
+        best = min(best, now() - began)
+    return best * (rows / block) * (m / centres.shape[0])
 
 
 def exact_challenger(make_svc, X, y, sample_weight, fold, scored, *, scoring, task, end, seed,
