@@ -112,21 +112,26 @@ def test_a_cheap_recomputation_is_tried_where_the_time_left_pays_for_it():
     assert [s["n_components"] for s in steps][:2] == [200, 400] and chosen >= 400
 
 
-def test_the_probe_times_a_block_of_the_models_kernel():
+def test_the_probe_times_a_block_of_the_models_kernel(monkeypatch):
     from kernelscale import NystromKernelRidge
-    from kernelscale.model_selection._capacity import recomputed_step_seconds
+    from kernelscale.model_selection import _capacity
     from kernelscale.models import LocalKernelRegressor
 
+    # a clock that moves 1 s a reading: each timed block "takes" 1 s, so the step's
+    # seconds are the probe's scaling alone (no timing in the assertions)
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(_capacity, "now", lambda: float(next(ticks)))
     X = np.random.default_rng(0).normal(size=(3000, 6))
     model = NystromKernelRidge(kernel="laplacian", gamma=0.5)
-    one = recomputed_step_seconds(model, X, 100_000, 1000)
-    assert 0 < one < 60
-    # local models are timed by their leaves' model; the rows scale the block linearly
-    # (best of two timings each: compare within a wide factor)
-    local = recomputed_step_seconds(LocalKernelRegressor(model), X, 1_000_000, 1000)
-    assert local > one
-    # more centres than rows: the block holds every row and the timing is scaled to m
-    assert recomputed_step_seconds(model, X[:500], 1000, 2000) > 0
+    # 1,000 centres: a block of min(3000, 2**22 // 1000) = 3,000 rows, scaled to the rows
+    assert _capacity.recomputed_step_seconds(model, X, 100_000, 1000) == \
+        pytest.approx(100_000 / 3000)
+    # local models are timed by their leaves' model
+    assert _capacity.recomputed_step_seconds(LocalKernelRegressor(model), X, 1_000_000,
+                                             1000) == pytest.approx(1_000_000 / 3000)
+    # more centres than rows: every row in the block and the centres, scaled to m
+    assert _capacity.recomputed_step_seconds(model, X[:500], 1000, 2000) == \
+        pytest.approx(1000 / 500 * 2000 / 500)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

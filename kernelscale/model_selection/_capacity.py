@@ -25,6 +25,7 @@ from sklearn.metrics import get_scorer
 from .._clock import now
 from .._planner import falkon_plan
 from ..kernels import make_kernel
+from ._deadline import FALKON_CG_STEPS
 
 __all__ = ["grow_centres", "fit_seconds", "kept_centres", "recomputed_step_seconds"]
 
@@ -32,8 +33,9 @@ __all__ = ["grow_centres", "fit_seconds", "kept_centres", "recomputed_step_secon
 #: minutes on 2 cores)
 MAX_GROWN_CENTRES = 40_000
 #: a fit that recomputes K(X, C) builds it once per CG step instead of once: FALKON's
-#: fits here take 10-20 steps (tol 1e-3; 16-18 at 1e6 rows of 28 features)
-RECOMPUTE_STEPS = 20
+#: fits here take 10-20 steps (tol 1e-3; 16-18 at 1e6 rows of 28 features); the refit's
+#: reserve prices them alike
+RECOMPUTE_STEPS = FALKON_CG_STEPS
 #: the entries of the kernel block a recomputed CG step is timed on (16 MiB in float32:
 #: tens of milliseconds)
 PROBE_ENTRIES = 2**22
