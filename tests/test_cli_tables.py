@@ -173,3 +173,31 @@ def test_a_date_column_becomes_cycles_not_thousands_of_one_hot_columns(files, ca
     new = _weather(files["dir"] / "new.csv", 20, 1, label=False)
     assert main(["predict", str(files["model"]), str(new)]) == 0
     assert len(capsys.readouterr().out.split()) == 20
+
+
+def test_a_numeric_csv_is_standardised_as_the_python_api_encodes_a_table(tmp_path):
+    """Regression: the CLI kept a headed CSV's numbers raw (an RBF on pressures near 1,000
+    beside 0 / 1 columns, gamma="scale" 1.7e-07) where the Python API standardised them."""
+    import pandas as pd
+
+    from kernelscale.datasets import TabularEncoder
+
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame({"pressure": rng.normal(1000.0, 8.0, n),
+                          "flag": rng.integers(0, 2, n).astype(float)})
+    frame["label"] = np.where((frame["pressure"] - 1000.0) / 8.0 + frame["flag"] > 0.5,
+                              "yes", "no")
+    path = tmp_path / "raw.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "m.ksm"
+    assert main(["fit", str(path), "--label-column", "label", "--model", "kernel-svc",
+                 "-o", str(out), "--no-progress"]) == 0
+    model = load_model(out)
+    encoder = model[0]
+    assert isinstance(encoder, TabularEncoder) and encoder.scale == "standard"
+    encoded = encoder.transform(frame[["pressure", "flag"]].to_numpy(dtype=object))
+    np.testing.assert_allclose(encoded.std(axis=0), 1.0, rtol=1e-6)
+    # the same table through the Python API's encoder gives the same columns
+    api = TabularEncoder().fit(frame[["pressure", "flag"]])
+    np.testing.assert_allclose(api.transform(frame[["pressure", "flag"]]), encoded, rtol=1e-6)

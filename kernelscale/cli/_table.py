@@ -73,8 +73,8 @@ def _listing(counts):
 def load_training_table(source, spec, args):
     """``(X, y, preprocessor, record, line)`` of a headed training CSV.
 
-    ``preprocessor`` is an unfitted ``ColumnTransformer`` (None when every column
-    is numeric and complete); ``record`` what the model file keeps to read data
+    ``preprocessor`` is the table's encoder (:class:`kernelscale.datasets.TabularEncoder`
+    at the Python API's defaults: numbers standardised); ``record`` what the model file keeps to read data
     the same way; ``line`` says what was encoded, imputed and dropped (None when
     nothing was).
     """
@@ -100,14 +100,16 @@ def load_training_table(source, spec, args):
               "unknown_categories": args.unknown_categories}
     from ..datasets import TabularEncoder
 
-    # the Python API's encoder (numbers kept as they are: --scale scales them); fitted here
-    # for its report, refitted on the same rows by the fit
+    # the Python API's encoder with the API's defaults: numbers standardised, so that a
+    # kernel compares columns on one scale (raw pressures near 1,000 beside 0 / 1 columns
+    # gave gamma="scale" 1.7e-07 and a model at 0.67-0.71 where HGB scored 0.97). Fitted
+    # here for its report, refitted on the same rows by the fit
     preprocessor = TabularEncoder(ordinal=list(args.ordinal) or None, missing=args.missing,
-                                  scale=None, unknown="ignore", feature_names=table.names)
+                                  unknown="ignore", feature_names=table.names)
     X = table.to_array()
-    if not (text or missing):
-        return X, table.y, None, record, None
     preprocessor.fit(X)
+    if not (text or missing):  # numbers only: standardised, nothing to report
+        return X, table.y, preprocessor, record, None
     lines = [f"columns: {len(table.names)} features ({len(table.names) - len(text)} numeric, "
              f"{len(text)} text)"] + [f"  {line}" for line in preprocessor.report_]
     if table.others:

@@ -101,7 +101,9 @@ def add_parser(subparsers):
                         "so predict / evaluate scale their data the same way (the job of "
                         "LIBSVM's svm-scale): minmax to [-1, 1] (svm-scale's default; sparse "
                         "data: divided by the largest absolute value, keeping zeros), standard "
-                        "to zero mean and unit variance (sparse: unit variance only)")
+                        "to zero mean and unit variance (sparse: unit variance only). A CSV with "
+                        "a header is standardised by its encoder whatever this says, as in "
+                        "the Python API")
     add_task_option(p)
     add_table_options(p)
     add_data_options(p)

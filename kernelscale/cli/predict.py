@@ -172,7 +172,10 @@ def run_evaluate(args):
     if args.json:
         check_output_path(args.json, "--json")
     model, header, X, y, pred, seconds = _predict_file(args, need_labels=True)
-    print(f"model: {header['estimator']} (kernelscale {header['kernelscale_version']}, "
+    steps = getattr(model, "steps", None)
+    name = " -> ".join(type(step).__name__ for _, step in steps) if steps else \
+        header["estimator"]
+    print(f"model: {name} (kernelscale {header['kernelscale_version']}, "
           f"written {header['created']})")
     print(f"data: {args.data}: {X.shape[0]} rows")
     if task_of(model) != "classifier":

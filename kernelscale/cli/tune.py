@@ -81,7 +81,9 @@ def add_parser(subparsers):
                    help="score to maximise (default: accuracy; r2 for a regression)")
     p.add_argument("--scale", choices=("minmax", "standard"), default=None,
                    help="scale every feature on TRAIN first and store the scaling in the "
-                        "model file (as fit --scale)")
+                        "model file (as fit --scale; default: none for arrays and svmlight "
+                        "files; a CSV with a header is standardised by its encoder, as in "
+                        "the Python API)")
     p.add_argument("--n-jobs", type=int, default=1, help="threads (default: 1; -1: all)")
     p.add_argument("--seed", type=int, default=0, help="random_state (default: 0)")
     p.add_argument("--top", type=positive_int, default=10, help="leaderboard rows (default: 10)")
