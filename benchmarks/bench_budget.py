@@ -13,7 +13,9 @@ score lost under load.
 Data sets: ``nonlinear-N`` (``make_nonlinear_problem(N)``, a fresh test draw),
 ``bio`` (ROC AUC, split by protein), ``beijing`` (R^2 of log1p(PM2.5), split by time),
 ``diamonds`` (R^2 of log price, ordered categories as their ranks, a random 20% held
-out). Results: ``benchmarks/results/budget.json`` (merged run by run).
+out), and three tables read as a user reads them (pandas, text as categories):
+``bank`` (bank marketing without the call's duration; accuracy), ``california``
+(R^2 of log house value) and ``electricity`` (accuracy, split by time). Results: ``benchmarks/results/budget.json`` (merged run by run).
 
 Usage::
 
@@ -39,7 +41,7 @@ from bench_scale import LARGE, SCORING  # noqa: E402
 from bench_scale import load as load_scale  # noqa: E402
 
 DATASETS = ["nonlinear-10000", "nonlinear-100000", "nonlinear-1000000", "bio", "beijing",
-            "diamonds"]
+            "diamonds", "bank", "california", "electricity"]
 BUDGETS = ["30s", "2m", "10m"]
 #: diamonds' ordered categories, worst first
 ORDERS = {"cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
@@ -51,7 +53,66 @@ def load(name, data_dir=LARGE):
     """``(X_train, y_train, X_test, y_test, task, note)``."""
     if name == "diamonds":
         return _diamonds(data_dir)
+    if name in TABLES:
+        return TABLES[name](data_dir)
     return load_scale(name, data_dir)
+
+
+def _frame(path):
+    """A CSV as a user reads it: pandas, text columns as categories (every peer's native
+    form for them: HistGradientBoosting's ``categorical_features="from_dtype"``,
+    LightGBM's, FLAML's; the search's encoder reads them as text)."""
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            frame[column] = frame[column].astype("category")
+    return frame
+
+
+def _split(frame, target, test_share=0.2, by_time=False, stratify=None):
+    from sklearn.model_selection import train_test_split
+
+    X, y = frame.drop(columns=[target]), frame[target].to_numpy()
+    if by_time:
+        cut = int((1 - test_share) * len(y))
+        return X.iloc[:cut], y[:cut], X.iloc[cut:], y[cut:]
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=test_share, random_state=0, stratify=y if stratify else None)
+    return X_train, y_train, X_test, y_test
+
+
+def _bank(data_dir, duration=False):
+    frame = _frame(data_dir / "bank_marketing.csv.gz")
+    frame["y"] = (frame["y"] == "yes").astype(int)
+    if not duration:  # known only after the call
+        frame = frame.drop(columns=["duration"])
+    parts = _split(frame, "y", stratify=True)
+    return (*parts, "classification",
+            f"{frame.shape[1] - 1} columns (9 text as categories), 11.7% yes, "
+            f"{'with' if duration else 'without'} duration, a stratified random 20% held out")
+
+
+def _california(data_dir):
+    frame = _frame(data_dir / "california_housing.csv.gz")
+    frame["median_house_value"] = np.log(frame["median_house_value"])
+    parts = _split(frame, "median_house_value")
+    return (*parts, "regression",
+            "9 columns (ocean_proximity text, total_bedrooms with 207 empty cells), "
+            "log(median_house_value), a random 20% held out")
+
+
+def _electricity(data_dir):
+    frame = _frame(data_dir / "electricity.csv.gz")
+    parts = _split(frame, "class", by_time=True)
+    return (*parts, "classification", "6 columns in [0, 1], the last 20% of the half hours "
+                                      "held out")
+
+
+#: the real tables read as a user reads them (pandas, text as categories)
+TABLES = {"bank": _bank, "bank-duration": lambda d: _bank(d, duration=True),
+          "california": _california, "electricity": _electricity}
 
 
 def _diamonds(data_dir):

@@ -60,6 +60,8 @@ MOVED_MODULES = {
     "kernelscale.models._unsupervised": ["kernelscale.models.unsupervised._pca_kmeans"],
     "kernelscale.models._matrix_svm": ["kernelscale.solvers._svm_path"],
     "kernelscale.models._binary_problems": ["kernelscale.solvers._svm_problems"],
+    "kernelscale.model_selection._widths": ["kernelscale.models.metric._widths"],
+    "kernelscale.model_selection._metric": ["kernelscale.models.metric._metric"],
 }
 _ALIASES_LOCK = threading.Lock()
 

@@ -23,7 +23,8 @@ SVC fails this check for the same reason), for :class:`KernelSVR` and
 batches). ``KernelSVC(solver="subgradient")`` is left out: seed 003's method
 is offered for comparison only and needs thousands of passes to pass
 ``check_classifiers_train``'s accuracy bar. ``NystromKernelRidgeClassifier()`` at
-its defaults fails ``check_class_weight_classifiers``, for the reason given in
+its defaults fails ``check_class_weight_classifiers``, and so does
+``KernelClassifierCV()``, whose race can pick it, for the reason given in
 ``expected_failed_checks``.
 """
 
@@ -169,6 +170,12 @@ def expected_failed_checks(estimator):
             reason = "the check's data hold a class with fewer rows than the 5 folds, " \
                      "which the search refuses with that reason (issue 18's bad input)"
             failures["check_fit2d_1feature"] = reason
+            failures["check_class_weight_classifiers"] = (
+                "the families race on their (unweighted) CV accuracy, as GridSearchCV "
+                "scores, and on the check's 50 noisy rows Nystrom kernel ridge wins it: "
+                "its weighted least squares fits the heavy class's rows without turning "
+                "the other rows to it, as NystromKernelRidgeClassifier's own failure of "
+                "this check says (0.84-0.96 of the rows to the heavy class, 0.87 needed)")
         return failures
     if isinstance(estimator, NystromKernelRidgeClassifier) and estimator.alpha == "auto" \
             and estimator.dtype == "float32":

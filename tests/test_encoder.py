@@ -104,12 +104,19 @@ def test_columns_the_encoder_cannot_read_are_one_line(column, match):
         TabularEncoder().fit(pd.DataFrame({"c": column}))
 
 
-def test_numeric_frames_and_arrays_need_no_encoding():
+def test_numeric_frames_need_no_encoding_but_the_search_standardises_every_table():
+    # one encoder for the command line and the API: a DataFrame is a table and is encoded
+    # (its numbers standardised), an array is searched as given
     assert not needs_encoding(np.zeros((3, 2)))
     assert not needs_encoding(pd.DataFrame({"a": [1.0, 2.0], "b": [1, 2]}))
     assert needs_encoding(pd.DataFrame({"a": [1.0, np.nan]}))
+    frame = pd.DataFrame({"a": np.arange(40.0) * 1000, "b": np.arange(40.0) % 3})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         search = KernelClassifierCV(families="exact-svm", gamma_factors=[1.0], Cs=[1.0]).fit(
-            pd.DataFrame({"a": np.arange(40.0), "b": np.arange(40.0) % 3}), np.arange(40) % 2)
-    assert search.encoder_ is None
+            frame, np.arange(40) % 2)
+    assert isinstance(search.encoder_, TabularEncoder)
+    np.testing.assert_allclose(search.encoder_.transform(frame).std(axis=0), 1.0)
+    array = KernelClassifierCV(families="exact-svm", gamma_factors=[1.0], Cs=[1.0]).fit(
+        frame.to_numpy(), np.arange(40) % 2)
+    assert array.encoder_ is None

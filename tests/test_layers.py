@@ -189,7 +189,7 @@ def family_of(module):
 def test_estimator_modules_keep_out_of_other_families_private_names():
     # a family may use what another family publishes (its package's names), never its
     # private modules or _names: the shared bases live in models/ itself
-    assert FAMILIES == ["linear", "ridge", "svm", "unsupervised"]
+    assert FAMILIES == ["linear", "metric", "ridge", "svm", "unsupervised"]
     problems = []
     for path, line, source, target, names, _order in edges():
         mine, theirs = family_of(source), family_of(target)
@@ -550,3 +550,122 @@ def test_the_search_reads_its_data_space_and_settings_by_name():
     assert not problems, "search inputs indexed by string keys:\n" + "\n".join(problems)
     assert _inputs_by_key(ast.parse('x = state.data["X"]\ny = {**space, "factors": f}\n')) \
         == [1, 2]
+
+
+# ------------------------------------------------------------------ the search's structure
+# (issue 62: one evaluator, one clock, few tuning constants)
+
+#: the search's modules that fit and score configurations: the evaluator, and the
+#: families' shared-work grids it runs as its batch form
+_EVALUATOR = {"_evaluator.py", "_families.py", "_exact.py", "_exact_rows.py", "_features.py",
+              "_least_squares.py"}
+#: what only those modules may call: a grid, a family's run, a fit, a scorer
+_GRIDS = {"falkon_grid", "exact_svm_grid", "exact_svm_rows_grid", "nystrom_svm_grid",
+          "rff_svm_grid", "fit_linear_svm", "get_scorer"}
+
+
+def _fits_and_scores(tree):
+    """``(line, what)`` of each fit-and-score call in ``tree``: an estimator's ``fit``
+    (but a table encoder's), a family's ``run``, a grid function, a scorer."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in _GRIDS:
+            found.append((node.lineno, func.id))
+        elif isinstance(func, ast.Attribute):
+            receiver = func.value
+            encoder = isinstance(receiver, ast.Call) and \
+                getattr(receiver.func, "id", None) == "TabularEncoder"
+            # the evaluator's own methods are its calls
+            evaluator = getattr(receiver, "id", getattr(receiver, "attr", None)) in \
+                ("ev", "evaluator")
+            if func.attr in ("fit", "fit_transform") and not (encoder or evaluator):
+                found.append((node.lineno, f".{func.attr}()"))
+            elif func.attr == "run" and (getattr(receiver, "id", "") in ("family", "FAMILIES")
+                                         or isinstance(receiver, ast.Subscript)):
+                found.append((node.lineno, "a family's run"))
+    return found
+
+
+def test_every_fit_and_score_of_the_search_goes_through_the_evaluator():
+    problems = []
+    for path in sorted((PACKAGE / "model_selection").glob("*.py")):
+        if path.name in _EVALUATOR:
+            continue
+        problems += [f"{path.relative_to(ROOT)}:{line}: {what}"
+                     for line, what in _fits_and_scores(ast.parse(path.read_text()))]
+    assert not problems, "fits and scores outside the evaluator:\n" + "\n".join(problems)
+
+
+def test_the_evaluator_check_sees_a_fit_outside_it():
+    code = ("model.fit(X, y)\nTabularEncoder().fit(X)\nFAMILIES[name].run(task)\n"
+            "falkon_grid(X, Y)\nself.ev.fit(record, rows)\n")
+    assert _fits_and_scores(ast.parse(code)) == [(1, ".fit()"), (3, "a family's run"),
+                                                (4, "falkon_grid")]
+
+
+def _clock_reads(tree):
+    """``(line, what)`` of each import of a clock: ``now`` (kernelscale's), ``time``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith("_clock"):
+            found += [(node.lineno, a.name) for a in node.names if a.name in ("now", "_now")]
+        elif isinstance(node, ast.ImportFrom) and node.module == "time":
+            found.append((node.lineno, "time"))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name == "time"]
+    return found
+
+
+def test_only_the_scheduler_reads_the_clock():
+    problems = []
+    for path in sorted((PACKAGE / "model_selection").glob("*.py")):
+        if path.name == "_schedule.py":
+            continue
+        problems += [f"{path.relative_to(ROOT)}:{line}: {what}"
+                     for line, what in _clock_reads(ast.parse(path.read_text()))]
+    assert not problems, "the clock read outside the scheduler:\n" + "\n".join(problems)
+    assert _clock_reads(ast.parse("from .._clock import now, checkpoint\nimport time\n")) == \
+        [(1, "now"), (2, "time")]
+
+
+def _numeric(node):
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return bool(node.elts) and all(_numeric(e) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return _numeric(node.left) and _numeric(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _numeric(node.operand)
+    return False
+
+
+def _tuning_constants(source):
+    """``(line, names, commented)`` of each module-level numeric constant of ``source``:
+    commented where a comment line stands right above it."""
+    lines = source.splitlines()
+    found = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and _numeric(node.value):
+            names = [n.id for t in node.targets
+                     for n in ([t] if isinstance(t, ast.Name) else getattr(t, "elts", []))]
+            above = lines[node.lineno - 2].strip() if node.lineno > 1 else ""
+            found.append((node.lineno, names, above.startswith("#")))
+    return found
+
+
+def test_the_search_has_at_most_twenty_commented_tuning_constants():
+    constants, uncommented = [], []
+    for path in sorted((PACKAGE / "model_selection").glob("*.py")):
+        for line, names, commented in _tuning_constants(path.read_text()):
+            constants += names
+            if not commented:
+                uncommented.append(f"{path.relative_to(ROOT)}:{line}: {', '.join(names)}")
+    assert len(constants) <= 20, constants
+    assert not uncommented, "constants without a comment saying what measured them:\n" + \
+        "\n".join(uncommented)
+    assert _tuning_constants("#: measured\nA = 3\nB, C = 1, 2.0\nD = 'x'\n") == [
+        (2, ["A"], True), (3, ["B", "C"], False)]

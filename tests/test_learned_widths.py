@@ -188,7 +188,7 @@ def test_exact_svm_multiclass_refit_with_learned_widths():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((600, 5))
     y = np.digitize(np.sin(2 * X[:, 0]) + X[:, 1], [-0.7, 0.7])  # 3 classes, 2 features
-    search = KernelClassifierCV(families=["exact-svm"], learn_widths=True, cv=3,
+    search = KernelClassifierCV(families=["exact-svm"], learn_widths="diagonal", cv=3,
                                 gamma_factors=[1.0], Cs=[1.0], random_state=0).fit(X, y)
     assert search.best_params_["gamma"].shape == (5,)
     # the refit's matrix came from the scaled columns: it is the scored kernel
@@ -209,48 +209,19 @@ def test_regression_search_learns_widths_and_the_default_stays_off_below_its_row
 
 def test_widths_the_time_cannot_pay_for_are_skipped_and_said(small_problem, monkeypatch):
     # issue 44: a budget too short for the widths was an error after seconds of work; now
-    # their measured cost is priced against what the grid and the refit need, and where
-    # it does not fit they are skipped (stages_ and complete_ say so) and a model is kept
+    # the move that learns them is granted a share of the time left, and where they cannot
+    # be learned in it they are skipped (stages_ says so) and a model is kept
     from kernelscale import KernelClassifierCV
-    from kernelscale.model_selection import _widths_stage
+    from kernelscale.model_selection import _run
 
     X, y, _, _ = small_problem
-    monkeypatch.setattr(_widths_stage, "WIDTHS_SHARE", 1e-9)
-    search = KernelClassifierCV(learn_widths=True, time_budget=60, **SMALL_SEARCH).fit(X, y)
-    widths = [r for r in search.stages_ if r.stage == "widths"]
-    assert widths[0].outcome == "skipped" and widths[0].note.startswith("skipped for time")
-    assert search.widths_ is None and not search.complete_
+    monkeypatch.setattr(_run, "LEARN_SHARE", 1e-9)
+    search = KernelClassifierCV(learn_widths="diagonal", time_budget=60,
+                                **SMALL_SEARCH).fit(X, y)
+    widths = [r for r in search.stages_ if r.stage == "learn diagonal"]
+    assert widths[0].outcome == "skipped" and "was not learned in the" in widths[0].note
+    assert search.widths_ is None
     assert search.predict(X).shape == y.shape
-
-
-@pytest.mark.parametrize("share, rows", [(0.95, 3000), (0.7, 2100)])
-def test_a_cut_of_the_widths_rows_within_the_timings_noise_is_not_made(small_problem,
-                                                                       monkeypatch, share,
-                                                                       rows):
-    # regression (stop 60): a widths probe slower by chance (1.00 s a step against 0.43 s)
-    # cut bio's widths from 20,000 to 19,564 rows: another subsample, other widths, and a
-    # test ROC AUC of 0.9942 against 0.99577 in five runs. A cut under 10% is not made; a
-    # larger one is, and said
-    from kernelscale import KernelClassifierCV
-    from kernelscale.model_selection import _widths_stage
-
-    X, y, _, _ = small_problem
-
-    class Priced:  # the time affords `share` of the rows wanted
-        def __init__(self, points):
-            pass
-
-        def predict(self, size):
-            return 1e-3
-
-        def largest(self, seconds):
-            return int(share * len(y))
-
-    monkeypatch.setattr(_widths_stage, "_step_curve", Priced)
-    search = KernelClassifierCV(learn_widths=True, time_budget=60, **SMALL_SEARCH).fit(X, y)
-    (widths,) = [r for r in search.stages_ if r.stage == "widths"]
-    assert widths.note.startswith(f"learned on {rows} rows"), widths.note
-    assert ("rows shrunk from 3000" in widths.note) == (rows < 3000)
 
 
 def test_tune_prints_and_draws_the_widths(tmp_path, capsys, small_problem):
@@ -259,7 +230,7 @@ def test_tune_prints_and_draws_the_widths(tmp_path, capsys, small_problem):
     X, y, _, _ = small_problem
     np.savez(tmp_path / "d.npz", X=X[:600], y=y[:600])
     assert main(["tune", str(tmp_path / "d.npz"), "-o", str(tmp_path / "m.ksm"),
-                 "--families", "falkon", "--learn-widths", "yes", "--cv", "2",
+                 "--families", "falkon", "--learn-widths", "diagonal", "--cv", "2",
                  "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "kernel widths learned in" in out and "x the learned widths" in out

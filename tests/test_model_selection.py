@@ -1,7 +1,6 @@
 """KernelClassifierCV / KernelRegressorCV: shared work equals refitting from scratch."""
 
 import re
-import time
 import warnings
 
 import numpy as np
@@ -14,16 +13,9 @@ from sklearn.svm import SVC
 
 from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier, _clock
 from kernelscale.kernels import RBF, Laplacian
-from kernelscale.model_selection import (
-    SCORERS,
-    SearchTimeError,
-    _stages,
-    _state,
-    choose_families,
-    falkon_grid,
-    fold_statistics,
-    ridge_path,
-)
+from kernelscale.model_selection import SCORERS, SearchTimeError, falkon_grid, fold_statistics
+from kernelscale.model_selection._evaluator import Evaluator
+from kernelscale.solvers import ridge_path
 
 
 @pytest.fixture(scope="module")
@@ -148,12 +140,12 @@ def test_regressor_search_and_auto_choice():
                                random_state=0).fit(X, y)
     assert search.best_params_["family"] == "falkon" and search.best_score_ > 0.9
     assert "Nystrom kernel ridge" in search.family_choice_
-    families, why = choose_families("classifier", 10_000, 784, 10, 2**33)
-    assert families == ["exact-svm"] and "fits the memory budget" in why
-    families, why = choose_families("classifier", 10_000, 784, 10, 2**28)
-    assert families == ["falkon"] and "budget >=" in why
-    families, _ = choose_families("classifier", 100_000, 20, 2, 2**40)
-    assert families == ["falkon"]
+    Xc, yc = make_classification(200, n_features=4, random_state=0)
+    search = KernelClassifierCV(gamma_factors=[1.0], Cs=[1.0], alphas=[1.0],
+                                random_state=0).fit(Xc, yc)
+    # a classifier's families race: both scored, the better refitted
+    assert {p["family"] for p in search.cv_results_["params"]} == {"exact-svm", "falkon"}
+    assert "race" in search.family_choice_
 
 
 @pytest.mark.parametrize("params, match", [
@@ -171,8 +163,8 @@ def test_regressor_search_and_auto_choice():
 def test_bad_input_is_one_clear_error_before_work(params, match, monkeypatch):
     X, y = make_classification(60, n_features=5, n_classes=3, n_informative=3,
                                n_redundant=0, weights=[0.6, 0.3, 0.1], random_state=0)
-    monkeypatch.setattr(_stages, "run_family", lambda *a, **k: pytest.fail("work started"))
-    monkeypatch.setattr(_state.SearchState, "fit_on", lambda *a, **k: pytest.fail("work started"))
+    for method in ("grid", "fit_folds", "fit", "learn"):
+        monkeypatch.setattr(Evaluator, method, lambda *a, **k: pytest.fail("work started"))
     with pytest.raises(ValueError, match=match):
         KernelClassifierCV(**params).fit(X, y)
 
@@ -195,60 +187,57 @@ def test_a_budget_below_the_cheapest_model_is_refused_with_a_minimum_that_works(
     assert search.predict(X).shape == (300,)
 
 
+def _fake_grid(monkeypatch, clock, per_gamma, fail_family=None):
+    """Every grid's gamma takes ``per_gamma`` seconds on the fake ``clock`` (before the
+    gamma's end is measured), nothing else takes any time; a grid of ``fail_family`` is
+    interrupted (Ctrl-C)."""
+    from kernelscale.model_selection import _runner
+
+    real_close = _runner._Loop._close
+
+    def close(self, g):
+        clock[0] += per_gamma
+        return real_close(self, g)
+    monkeypatch.setattr(_runner._Loop, "_close", close)
+    real = Evaluator.grid
+
+    def grid(self, line, rows, factors, **kwargs):
+        if line.family == fail_family:
+            raise KeyboardInterrupt
+        return real(self, line, rows, factors, **kwargs)
+    monkeypatch.setattr(Evaluator, "grid", grid)
+
+
 def test_time_budget_tries_gammas_nearest_the_scale_first(moons, monkeypatch):
-    X, y = moons
-    real = _stages.run_family
-
-    def slow(*args):
-        def on_unit(records):
-            args[-1](records)
-            time.sleep(2.0)  # the budget ends after the first gamma
-        return real(*args[:-1], on_unit)
-    monkeypatch.setattr(_stages, "run_family", slow)
-    search = KernelClassifierCV(families="exact-svm", time_budget=1.5).fit(X, y)
-    assert not search.complete_
-    gammas = np.unique([p["gamma"] for p in search.cv_results_["params"]])
-    assert gammas == pytest.approx([1 / (2 * X.var())])
-
-
-def test_time_budget_is_a_wall_clock_limit_on_search_and_refit(moons, monkeypatch):
-    # issue 35: no gamma starts unless it (as long as the longest so far) and the refit
-    # end within the budget; before, gammas started until the budget had passed. A fake
-    # clock: every gamma takes 0.6 s, nothing else takes time
+    # issue 35: no gamma starts unless it (as long as the longest so far) ends within the
+    # budget, the refit's reserve left; the gammas nearest "scale" go first. A fake clock:
+    # every gamma takes 0.6 s, nothing else takes time
     X, y = moons
     clock = [0.0]
     monkeypatch.setattr(_clock, "_now", lambda: clock[0])
-    real = _stages.run_family
-
-    def slow(*args):
-        def on_unit(records):
-            clock[0] += 0.6
-            args[-1](records)
-        return real(*args[:-1], on_unit)
-    monkeypatch.setattr(_stages, "run_family", slow)
+    _fake_grid(monkeypatch, clock, 0.6)
     search = KernelClassifierCV(families="exact-svm", time_budget=2.0).fit(X, y)
-    # at 1.2 s a third gamma (0.6 s) and the refit's reserve would end past 2 s: two
-    # gammas, and the budget not passed (the old rule started four)
-    gammas = {p["gamma"] for p in search.cv_results_["params"]}
-    assert len(gammas) == 2 and clock[0] <= 2.0 and not search.complete_
+    gammas = [p["gamma"] / (1 / (2 * X.var())) for p in search.cv_results_["params"]]
+    # 0.6 s, 1.2 s: a third gamma would end at 1.8 s, past the budget's 2 s less its slack
+    assert gammas[:7] == pytest.approx([1.0] * 7) and sorted(set(np.round(gammas, 6)))[0] >= 0.5
+    assert len(set(np.round(gammas, 6))) == 2, search.stages_
+    assert clock[0] <= 2.0 and not search.complete_
+    assert search.predict(X).shape == (300,)
 
 
 def test_ctrl_c_keeps_the_best_model_held(moons, monkeypatch):
-    # issue 44: an interrupt keeps the best model fitted so far (the first model, the
-    # refit of a grid that completed): no refit starts after Ctrl-C
+    # issue 44: an interrupt keeps the best model fitted so far (no refit starts after
+    # Ctrl-C); every configuration scored is in cv_results_
     X, y = moons
-    real = _stages.run_family
-
-    def interrupted(family, *args):
-        if family == "falkon":
-            raise KeyboardInterrupt
-        return real(family, *args)
-    monkeypatch.setattr(_stages, "run_family", interrupted)
+    clock = [0.0]
+    monkeypatch.setattr(_clock, "_now", lambda: clock[0])
+    _fake_grid(monkeypatch, clock, 0.01, fail_family="falkon")
     with pytest.warns(UserWarning, match="interrupted: keeping the best of the \\d+ "):
         search = KernelClassifierCV(families=["exact-svm", "falkon"]).fit(X, y)
-    assert not search.complete_ and search.model_origin_ == "first model"
+    assert not search.complete_ and search.model_origin_ == "held"
     assert search.predict(X).shape == (300,)
     assert {p["family"] for p in search.cv_results_["params"]} == {"exact-svm"}
+    assert len(search.cv_results_["params"]) == 49
     assert [r.outcome for r in search.stages_][-1] == "interrupted"
 
 
@@ -277,20 +266,23 @@ def test_refit_centres_are_the_searched_ones(moons, monkeypatch):
     search = KernelClassifierCV(families="falkon", n_components=25, random_state=3).fit(X, y)
     model = search.best_estimator_
     assert isinstance(model, NystromKernelRidgeClassifier) and model.n_components_ == 25
-    # where the kernel stage runs, its two grids draw first (RBF, Laplacian); the grid's
-    # draw is the last
-    assert len(drawn) in (1, 3)
-    np.testing.assert_array_equal(model.components_, drawn[-1].astype(model.components_.dtype))
+    # every grid (RBF, Laplacian) drew the same centres from the same rows and seed
+    assert len(drawn) >= 1
+    for centres in drawn:
+        np.testing.assert_array_equal(model.components_,
+                                      centres.astype(model.components_.dtype))
 
 
 def test_halving_screens_gammas_on_subsamples():
     X, y = make_classification(3000, n_features=6, n_informative=4, random_state=0)
     search = KernelClassifierCV(families="exact-svm", halving=True, random_state=0).fit(X, y)
     rounds = search.halving_
-    assert [r["rows"] for r in rounds] == [1000]  # 3000 / 9 is below the 500-row floor
-    assert rounds[0]["gammas"] == 7 and rounds[0]["kept"] == 3
-    gammas = {p["gamma"] for p in search.cv_results_["params"]}
-    assert len(gammas) == 3 and len(search.cv_results_["params"]) == 21
+    # 3000 / 9 is below the 500-row floor: 7 gammas on 1,000 rows, the best 3 on every row
+    assert [r["rows"] for r in rounds] == [1000, 3000]
+    assert rounds[0]["gammas"] == {"exact-svm": 7} and rounds[1]["gammas"] == {"exact-svm": 3}
+    rows = search.cv_results_["n_resources"]
+    assert list(np.unique(rows)) == [1000, 3000] and np.sum(rows == 3000) == 21
+    assert search.refit_rows_ == 3000 and rows[search.best_index_] == 3000
     full = KernelClassifierCV(families="exact-svm", random_state=0).fit(X, y)
     assert search.best_score_ >= full.best_score_ - 0.005
     with pytest.raises(ValueError, match="halving=True"):

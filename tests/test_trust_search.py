@@ -28,7 +28,6 @@ from kernelscale import (
     NystromKernelRidgeClassifier,
     save_model,
 )
-from kernelscale.model_selection import _stages
 from kernelscale.solvers import KernelRows
 from kernelscale.solvers.smo import smo_dense
 
@@ -124,37 +123,23 @@ def test_classifier_search_refits_the_dtype_of_its_point():
 # 2. --------------------------------------------- Ctrl-C keeps every point scored so far
 
 def test_ctrl_c_inside_the_only_family_keeps_its_scored_points(monkeypatch):
+    from kernelscale.model_selection import _runner
+
     X, y = make_classification(300, n_features=4, random_state=0)
-    real = _stages.progress
+    real, closed = _runner._Loop._close, []
 
-    class Interrupting:
-        """The default search's one family, interrupted after its second gamma."""
-
-        def __init__(self, *args, **kwargs):
-            self.bar, self.updates = real(*args, **kwargs), 0
-
-        def __enter__(self):
-            self.bar.__enter__()
-            return self
-
-        def __exit__(self, *exc):
-            return self.bar.__exit__(*exc)
-
-        def update(self):
-            self.updates += 1
-            if self.updates == 2:
-                raise KeyboardInterrupt
-
-        def set_postfix_str(self, text):
-            pass
-
-    monkeypatch.setattr(_stages, "progress", Interrupting)
+    def close(self, g):  # the only family's grid, interrupted as its third gamma ends
+        if len(closed) == 2:
+            raise KeyboardInterrupt
+        closed.append(g)
+        return real(self, g)
+    monkeypatch.setattr(_runner._Loop, "_close", close)
     with pytest.warns(UserWarning, match="interrupted"):
-        search = KernelClassifierCV(random_state=0).fit(X, y)  # one family: exact-svm
+        search = KernelClassifierCV(families="exact-svm", random_state=0).fit(X, y)
     assert not search.complete_
     assert len(search.cv_results_["params"]) == 2 * 7  # two gammas, 7 Cs each
-    # issue 44: no refit after Ctrl-C: the model held when it came (the first model)
-    assert search.model_origin_ == "first model"
+    # issue 44: no refit after Ctrl-C: the model held when it came
+    assert search.model_origin_ == "held"
     assert search.predict(X).shape == (300,)
 
 
@@ -439,9 +424,9 @@ def test_penalties_whose_float64_refit_cannot_keep_its_kernel_are_not_searched()
 def test_penalties_no_float32_fit_can_use_are_refused_before_the_widths(monkeypatch):
     # regression: with every alpha below float32's floor the search learned the widths
     # first (9 s on 5,000 rows) and only then said the alphas could not be used
-    from kernelscale.model_selection import _widths_stage
+    from kernelscale.model_selection._evaluator import Evaluator
 
-    monkeypatch.setattr(_widths_stage, "KernelWidths",
+    monkeypatch.setattr(Evaluator, "learn",
                         lambda *a, **k: pytest.fail("the widths were learned first"))
     X, y, _, _ = _smooth_regression()
     with pytest.raises(ValueError, match="Every alpha is below float32's floor"):

@@ -74,9 +74,9 @@ def load_training_table(source, spec, args):
     """``(X, y, preprocessor, record, line)`` of a headed training CSV.
 
     ``preprocessor`` is the table's encoder (:class:`kernelscale.datasets.TabularEncoder`
-    at the Python API's defaults: numbers standardised); ``record`` what the model file keeps to read data
-    the same way; ``line`` says what was encoded, imputed and dropped (None when
-    nothing was).
+    at the Python API's defaults: numbers standardised); ``record`` what the model file
+    keeps to read data the same way; ``line`` says what was encoded, imputed and dropped
+    (None when every column is a complete number).
     """
     from ..datasets import load_table, sniff_delimiter
 

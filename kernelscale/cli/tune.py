@@ -217,12 +217,11 @@ def run(args):
         print(f"stopped early: best of {search.n_scored_} scored (Ctrl-C); the model is the "
               f"{search.model_origin_} on {search.refit_rows_} rows")
     for r in search.halving_ or []:
-        if r["stage"] == "families":
-            print(f"family screen: {r['family']}'s {r['gammas']} gammas on {r['rows']} rows: "
-                  f"best {r['best_score']:.4f} ({r['seconds']:.1f} s)")
-        else:
-            print(f"halving: {r['family']} {r['gammas']} gammas on {r['rows']} rows -> kept "
-                  f"{r['kept']} (best {r['best_score']:.4f}, {r['seconds']:.1f} s)")
+        lines = ", ".join(f"{line} ({count} gammas)" for line, count in r["gammas"].items())
+        print(f"race on {r['rows']} rows: {lines}")
+    for line, note in (search.lines_ or {}).items():
+        if note.startswith("retired"):
+            print(f"line {line}: {note}")
     if search.kernel_metric_ is not None:
         print("\n".join(metric_lines(search.kernel_metric_, names)))
     elif search.widths_ is not None:
@@ -237,10 +236,14 @@ def run(args):
     elif learned and search.best_index_ is not None:
         best["gamma"] = (f"{search.cv_results_['params'][search.best_index_]['gamma']:.3g} x "
                          f"the learned {learned}")
-    how = "CV" if search.best_index_ is not None and search.refit_rows_ == len(y) else \
-        "first fold's held-out rows"
-    print(f"best: {best} ({how} {search.best_score_:.4f}; {search.model_origin_} on "
-          f"{search.refit_rows_} rows)")
+    scored_rows = (search.cv_results_["n_resources"][search.best_index_]
+                   if search.best_index_ is not None else search.refit_rows_)
+    print(f"best: {best} (CV {search.best_score_:.4f} on {scored_rows} rows; "
+          f"{search.model_origin_} on {search.refit_rows_} rows)")
+    if search.ensemble_ is not None:
+        weights = search.ensemble_["weights"]
+        for member, weight in zip(search.ensemble_["members"], weights):
+            print(f"  ensemble member (weight {weight}/{sum(weights)}): {member}")
     print(f"{'test' if args.test else 'training'} {format_quality(scores)}")
     print(f"model written to {output}")
     if heatmap is not None:

@@ -1,7 +1,8 @@
-"""The automatic family choice: which model family to search for the data at hand.
+"""One model at its defaults for the data at hand (``kernelscale fit --model auto``).
 
-The rule is written from the grid searches measured in benchmarks/HISTORY.md (2 cores,
-the default 7 x 7 grid, 5 folds):
+The search races its families and keeps what scores; a single fit has no scores to go
+by, so it follows a rule written from the grid searches measured in
+benchmarks/HISTORY.md (2 cores, the default 7 x 7 grid, 5 folds):
 
 - the exact SVM's grid, on a kernel matrix shared by every gamma, C and fold,
   took 42 s on MNIST-10k (10,000 rows) and about 5 minutes on 20,000 rows of a
@@ -20,9 +21,9 @@ from .._config import format_bytes
 from .._planner import bytes_up, exact_grid_plan
 from ._families import EXACT_SVM, FALKON
 
-__all__ = ["choose_families", "EXACT_MAX_ROWS"]
+__all__ = ["choose_families"]
 
-#: largest training set the exact SVM's grid is chosen for (see the module docstring)
+#: largest training set the exact SVM is chosen for (see the module docstring)
 EXACT_MAX_ROWS = 20_000
 
 

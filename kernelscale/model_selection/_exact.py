@@ -27,7 +27,6 @@ import threading
 
 import numpy as np
 
-from .._clock import now
 from .._planner import (
     exact_grid_plan,
     exact_matrix_bytes,
@@ -45,10 +44,14 @@ from ..solvers import (
     warn_unconverged,
     workspace_bytes,
 )
-from ._runner import SharedUnit, run_units
+from ._runner import SharedUnit, add_score, run_units
+from ._schedule import Stopwatch
 
 __all__ = ["exact_svm_grid", "exact_svm_bytes", "exact_matrix_bytes", "exact_grid_bytes",
            "exact_grid_memory", "exact_kernel_matrix"]
+
+# the grid's timings are differences of this stopwatch's readings (the scheduler's clock)
+_watch = Stopwatch()
 
 # numba's parallel regions (the exp, large gathers) are entered by one thread at a
 # time: its default threading layer without TBB or OpenMP is not reentrant
@@ -120,24 +123,24 @@ class _ExactUnit(SharedUnit):
         with self.lock:
             out = self.spare.pop() if self.spare else None
         with _PARALLEL_REGION:
-            t0 = now()
+            t0 = _watch()
             if self.D is None:  # without room for the distances: its own GEMM
                 g.K = RBF(self.kernel.gamma * factor).gram(
                     self.X, dtype=np.float32, memory_budget=self.fill, out=out)
             else:
                 g.K = self.kernel.from_distances(self.D, factor, out=out)
-            g.exp_s = now() - t0
+            g.exp_s = _watch() - t0
         return g
 
     def solve(self, g, part):
         p, fold_list = part
-        t0 = now()
+        t0 = _watch()
         for f, path in solve_problem_path(g.K, self.fold_problems, p, fold_list, self.Cs,
                                           tol=self.tol, workspace=self.spaces.get()).items():
             for c, res in enumerate(path):
                 g.results[f][c][p] = res
         with self.lock:
-            g.solve_s += now() - t0
+            g.solve_s += _watch() - t0
 
     def close(self, g):
         try:
@@ -195,7 +198,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
         Threads solving binary problems side by side (fewer, with a warning,
         where the memory budget cannot hold each one's copy of a fold block).
     deadline : float, default=None
-        ``now()`` value after which no new gamma starts (the
+        ``_watch()`` value after which no new gamma starts (the
         first always runs: a search has at least one complete gamma).
     on_unit : callable, default=None
         ``on_unit(records_so_far)`` after each gamma (progress).
@@ -215,7 +218,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     if ovo:
         X, y_index, sample_weight, folds = _class_order(X, y_index, sample_weight, folds)
     kernel = RBF(gamma_ref)
-    start = now()
+    start = _watch()
     n = X.shape[0]
     # a fold's binary problems (rows, labels, weights) do not depend on gamma
     fold_problems = fold_svm_problems(y_index, classes, sample_weight,
@@ -236,7 +239,7 @@ def exact_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fact
     # without room for the distances each gamma's kernel is its own GEMM
     D = kernel.distances(X, dtype=np.float32, memory_budget=fill) if keep else None
     n_configs = len(factors) * len(Cs)
-    shared_per_config = (now() - start) / (n_configs * len(folds))
+    shared_per_config = (_watch() - start) / (n_configs * len(folds))
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))
     # where each pair's coefficients go when scoring: the same for every fold and gamma
     layout = OvoLayout(problems, len(classes)) if ovo else None
@@ -262,14 +265,14 @@ def _score_gamma(g, gamma_ref, Cs, folds, problems, n_classes, multiclass, score
     share = iterations / max(iterations.sum(), 1.0)
     exp_s = g.exp_s / (len(Cs) * len(folds))
     for f, (_, val) in enumerate(folds):
-        t0 = now()
+        t0 = _watch()
         path_scores = svm_decision_values(g.K, val, problems, g.results[f], n_classes,
                                           multiclass, layout)
-        score_s = (now() - t0) / len(Cs)
+        score_s = (_watch() - t0) / len(Cs)
         for c, record in enumerate(per_C):
-            t0 = now()
-            record["scores"].append(score(f, path_scores[c]))
-            record["score_times"].append(score_s + now() - t0)
+            t0 = _watch()
+            add_score(record, score(f, path_scores[c]))
+            record["score_times"].append(score_s + _watch() - t0)
             # the gamma's solve time split by each (fold, C)'s share of the pair updates
             record["fit_times"].append(shared + exp_s + g.solve_s * share[f, c])
             record["n_iter"] += int(iterations[f, c])

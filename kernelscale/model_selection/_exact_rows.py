@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._clock import now
 from .._planner import smo_plan
 from ..kernels import RBF
 from ..solvers import fold_svm_problems, solve_rows_path, svm_decision_values
-from ._runner import run_units
+from ._runner import add_score, run_units
+from ._schedule import Stopwatch
 
 __all__ = ["exact_svm_rows_grid", "CACHE_SHARE"]
+
+# the grid's timings are differences of this stopwatch's readings (the scheduler's clock)
+_watch = Stopwatch()
 
 #: The row cache's share of the memory budget (the rest: kernel temporaries)
 CACHE_SHARE = 0.75
@@ -54,9 +57,9 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
 
     def unit(factor):
         kernel = RBF(gamma_ref * factor)
-        t0 = now()
+        t0 = _watch()
         results = solve_rows_path(X, kernel, fold_problems, Cs, plan, tol=tol, share_cache=True)
-        solve_s = now() - t0
+        solve_s = _watch() - t0
         iterations = np.array([[sum(r["n_iter"] for r in results[f][c])
                                 for c in range(len(Cs))] for f in range(len(folds))], float)
         share = iterations / max(iterations.sum(), 1.0)
@@ -65,7 +68,7 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
         # validation kernel blocks (float32) and their temporaries in the cache's place
         block = max(1, plan.cache_bytes // (8 * max(n, 1)))
         for f, (_, val) in enumerate(folds):
-            t0 = now()
+            t0 = _watch()
             parts = []
             for lo in range(0, len(val), block):
                 K_val = kernel.gram(X[val[lo:lo + block]], X, dtype=np.float32,
@@ -73,11 +76,11 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
                 parts.append(svm_decision_values(K_val, np.arange(K_val.shape[0]), problems,
                                                  results[f], len(classes), multiclass))
             path_scores = [np.concatenate([part[c] for part in parts]) for c in range(len(Cs))]
-            score_s = (now() - t0) / len(Cs)
+            score_s = (_watch() - t0) / len(Cs)
             for c, record in enumerate(per_C):
-                t1 = now()
-                record["scores"].append(score(f, path_scores[c]))
-                record["score_times"].append(score_s + now() - t1)
+                t1 = _watch()
+                add_score(record, score(f, path_scores[c]))
+                record["score_times"].append(score_s + _watch() - t1)
                 record["fit_times"].append(solve_s * share[f, c])
                 record["n_iter"] += int(iterations[f, c])
         return per_C

@@ -1,12 +1,14 @@
 """The search's model families, each an object, in one registry.
 
-A :class:`Family` says everything the search needs of one kind of model (as a
-subclass of scikit-learn's ``BaseSearchCV`` says which candidates): its grid (run by
-its shared-work engine, gamma by gamma), the memory that grid needs (refused before
-any work where it does not fit), its middle configuration (the first model), how
-its cost grows with the rows, and the estimator that refits a configuration. A
-family's name is written here and nowhere else in the search: every other module
-reads it from :data:`FAMILIES` (``EXACT_SVM.name``, ``FALKON.name``).
+A :class:`Family` says everything the search's evaluator needs of one kind of model
+(as a subclass of scikit-learn's ``BaseSearchCV`` says which candidates): its grid
+(its shared-work engine, gamma by gamma: the evaluator's batch form), the memory
+that grid needs (refused before any work where it does not fit), the operations
+its grid unit and its fit perform at a size (what the cost model prices), the
+decision values its out-of-fold predictions are kept as (what the ensemble is
+selected on), and the estimator that refits a configuration. A family's name is
+written here and nowhere else in the search: every other module reads it from
+:data:`FAMILIES` (``EXACT_SVM.name``, ``FALKON.name``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from .._config import format_bytes
-from .._planner import nystrom_svm_bytes, rff_svm_bytes
+from .._planner import falkon_plan, nystrom_svm_bytes, rff_svm_bytes
 from .._validation import MemoryBudgetError
 from ..feature_maps import Nystroem, RandomFourierFeatures
 from ..models import (
@@ -27,8 +29,7 @@ from ..models import (
     NystromKernelRidge,
     NystromKernelRidgeClassifier,
 )
-from ..models.ridge import FLOAT32_PENALTY_FLOOR
-from ..solvers import base_weights, combine_scores, plus_minus_targets
+from ..solvers import base_weights, combine_scores, ovo_votes, plus_minus_targets
 from ._exact import exact_grid_memory, exact_svm_grid
 from ._exact_rows import CACHE_SHARE, exact_svm_rows_grid
 from ._features import (
@@ -41,8 +42,12 @@ from ._least_squares import falkon_grid, falkon_grid_memory
 from ._space import SCORERS, refit_dtype
 
 __all__ = ["Family", "FAMILIES", "EXACT_SVM", "FALKON", "NYSTROM_SVM", "RFF_SVM",
-           "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "check_families", "run_family",
-           "check_family_memory", "classifier_model", "middle_out"]
+           "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "check_families", "classifier_model",
+           "middle_out", "decision_columns", "penalty_on_rows", "FALKON_CG_STEPS"]
+
+#: the conjugate-gradient steps a FALKON fit is priced at (its tol 1e-3 stops it after
+#: 8-20 steps on the benchmarks' tables: HISTORY "Stop 61", 16 steps at 800,000 rows)
+FALKON_CG_STEPS = 20
 
 
 def middle_out(factors):
@@ -51,17 +56,36 @@ def middle_out(factors):
     return list(factors[np.argsort(np.abs(np.log(factors)), kind="stable")])
 
 
-def _scorer(scoring, y_true, to_indices=None, classes=None):
+def decision_columns(values):
+    """A model's decision values as columns: one for two classes (positive favours the
+    second) or a regression's one target, else one per class or target.
+
+    The search keeps out-of-fold predictions in this form and an ensemble reads its
+    members' ``decision_function`` / ``predict`` the same way.
+
+    Examples
+    --------
+    >>> decision_columns(np.array([0.5, -1.0])).shape
+    (2, 1)
+    """
+    values = np.asarray(values, dtype=np.float32)
+    return values[:, None] if values.ndim == 1 else values
+
+
+def _scorer(scoring, y_true, to_indices=None, classes=None, keep=None):
     """``score(values)`` of one fold: ``to_indices`` turns a label scorer's values into
-    class indices (the rule of the refitted model's ``predict``)."""
+    class indices (the rule of the refitted model's ``predict``); ``keep(values)``,
+    where given, makes the fold's out-of-fold decision columns kept beside its score."""
     func, needs, _ = SCORERS[scoring]
 
     def score(values):
         values = np.asarray(values)
         if needs in ("scores", "values"):
             one = values.ndim == 2 and np.ndim(y_true) == 1
-            return float(func(y_true, values[:, 0] if one else values))
-        return float(func(y_true, classes[to_indices(values)]))
+            value = float(func(y_true, values[:, 0] if one else values))
+        else:
+            value = float(func(y_true, classes[to_indices(values)]))
+        return value if keep is None else (value, keep(values))
     return score
 
 
@@ -72,7 +96,7 @@ def _records(name, records, keys=("scores", "fit_times", "score_times"), **param
 
 
 class Family(ABC):
-    """One family of the search: its grid, memory, first model, cost and refit.
+    """One family of the search: its grid, memory, operations, kept predictions and refit.
 
     Attributes
     ----------
@@ -84,38 +108,18 @@ class Family(ABC):
         ``kernelscale fit --model`` of its refitted estimator.
     penalty : {"C", "alpha"}
         Its regularisation parameter.
-    fit_growth : (float, float, float)
-        One fit's seconds against its rows: ``rows ** exponent``, assumed before two
-        sizes are measured, and its bounds once measured.
-    unit_per_fit : float
-        A grid unit (a gamma with its whole path on every fold) against one fit on the
-        first fold's rows, before any unit is measured.
-    probe_rows : int
-        Rows one gamma is measured on to price the grid.
-    refit_power : float
-        A refit from scratch against a fold's measured fit grows as
-        ``(n / n_train) ** refit_power``.
     capped : bool
         Its ``n_components`` are rows (centres, landmarks): at most the rows fitted on.
+    centred : bool
+        It has ``n_components`` (centres, landmarks or features) the search may grow.
     """
 
     name = None
     descriptions = {}
     cli_model = None
     penalty = "C"
-    fit_growth = (1.0, 0.8, 1.5)
-    unit_per_fit = 10.0
-    probe_rows = 2_000
-    refit_power = 1.0
     capped = True
-
-    def middle_point(self, space, settings):
-        """The grid's configuration nearest the defaults: the middle gamma and ``C``
-        nearest 1 (``cv_results_``'s ``params`` form)."""
-        Cs = np.asarray(space.Cs, dtype=np.float64)
-        return {"family": self.name, "gamma": float(space.gamma_ref *
-                                                    middle_out(space.factors)[0]),
-                "C": float(Cs[np.argmin(np.abs(np.log(Cs)))])}
+    centred = False
 
     def check_memory(self, task, data, folds, space, settings):
         """Refuse, before any work, a budget too small for this grid (one line naming the
@@ -123,13 +127,16 @@ class Family(ABC):
         return None
 
     @abstractmethod
-    def run(self, task, data, folds, space, settings, deadline, on_unit):
-        """Cross-validate the family over its grid: ``(records, complete)``.
+    def run(self, task, data, folds, space, settings, deadline, on_unit, keep_oof=False):
+        """Cross-validate the family over its grid, its gammas in ``space.factors``'s
+        order: ``(records, complete)``.
 
         ``data``, ``space`` and ``settings`` are the search's
         :class:`~kernelscale.model_selection._inputs.SearchData`,
         :class:`~kernelscale.model_selection._inputs.SearchSpace` and
-        :class:`~kernelscale.model_selection._inputs.SearchSettings`.
+        :class:`~kernelscale.model_selection._inputs.SearchSettings`. ``keep_oof``:
+        each record also holds its folds' out-of-fold decision columns (``oof``, one
+        array per fold, :func:`decision_columns`).
         """
 
     @abstractmethod
@@ -137,9 +144,27 @@ class Family(ABC):
         """The unfitted estimator of a configuration ``params``: the model whose CV score
         ``params`` has, with the search's ``settings``."""
 
-    def _scorers(self, data, folds, settings, rule):
+    @abstractmethod
+    def operations(self, kind, rows, *, n_features, n_components, n_penalties, n_folds,
+                   n_outputs, memory_budget, kernel="rbf"):
+        """The operations one piece of work performs (what the cost model prices):
+        ``kind`` "grid" is one gamma of the grid on ``rows`` rows (every penalty, every
+        fold), "fit" one fit of the refitted estimator on ``rows`` rows. A dict of
+        counts: ``gemm`` multiply-adds of products, ``eigh`` (``m^3`` each m x m
+        eigendecomposition), ``exp`` elementwise passes (the Laplacian kernel's L1
+        distances are elementwise, not a product)."""
+
+    def _kept(self, values, settings, n_classes):
+        """A fold's grid values as the decision columns its refitted model's
+        ``decision_function`` gives (one-vs-rest or one column: the default)."""
+        return decision_columns(values)
+
+    def _scorers(self, data, folds, settings, rule, keep_oof=False):
         classes = data.classes
-        return [_scorer(settings.scoring, data.y[val], rule, classes) for _, val in folds]
+        n_classes = None if classes is None else len(classes)
+        keep = (lambda values: self._kept(values, settings, n_classes)) if keep_oof else None
+        return [_scorer(settings.scoring, data.y[val], rule, classes, keep)
+                for _, val in folds]
 
 
 class ExactSVM(Family):
@@ -147,10 +172,21 @@ class ExactSVM(Family):
     descriptions = {"classifier": "KernelSVC: the exact SVM (SMO), the kernel matrix shared "
                                   "by the grid"}
     cli_model = "kernel-svc"
-    fit_growth = (2.0, 1.5, 2.5)
-    unit_per_fit = 15.0
-    probe_rows = 1_000
-    refit_power = 2.0
+
+    def operations(self, kind, rows, *, n_features, n_components, n_penalties, n_folds,
+                   n_outputs, memory_budget, kernel="rbf"):
+        # the distances (one GEMM), an exp per gamma, and SMO's passes over the kernel
+        # (their number grows with the rows and C: the cost model measures that part)
+        square = float(rows) ** 2
+        if kind == "grid":
+            return {"gemm": square * n_features, "exp": square * (1 + n_penalties)}
+        return {"gemm": square * n_features, "exp": 2 * square}
+
+    def _kept(self, values, settings, n_classes):
+        if n_classes > 2 and settings.multiclass == "ovo":
+            # the votes and confidences KernelSVC.decision_function gives
+            return decision_columns(ovo_votes(np.asarray(values), n_classes))
+        return decision_columns(values)
 
     def check_memory(self, task, data, folds, space, settings):
         s, n = settings, data.X.shape[0]
@@ -167,7 +203,7 @@ class ExactSVM(Family):
                 f"{format_bytes(4 * n * 256 / CACHE_SHARE)}), or another family.")
         return plan
 
-    def run(self, task, data, folds, space, settings, deadline, on_unit):
+    def run(self, task, data, folds, space, settings, deadline, on_unit, keep_oof=False):
         s, X, classes = settings, data.X, data.classes
         plan = self.check_memory(task, data, folds, space, settings)
         shared = plan.choice != "rows"
@@ -181,11 +217,12 @@ class ExactSVM(Family):
                 f"{format_bytes(plan.shared)} also shares the distances across "
                 "gammas.", UserWarning, stacklevel=5)
         scorers = self._scorers(data, folds, s, lambda values: combine_scores(
-            values, len(classes), s.multiclass, s.break_ties))
+            values, len(classes), s.multiclass, s.break_ties), keep_oof)
 
         def record(records):
-            return _records(self.name, records, C="C")
-        options = dict(gamma_ref=space.gamma_ref, factors=middle_out(space.factors),
+            return _records(self.name, records, ("scores", "fit_times", "score_times", "oof"),
+                            C="C")
+        options = dict(gamma_ref=space.gamma_ref, factors=list(space.factors),
                        Cs=space.Cs, class_weight=s.class_weight,
                        multiclass=s.multiclass, tol=s.tol,
                        score=lambda f, values: scorers[f](values),
@@ -219,19 +256,30 @@ class Falkon(Family):
     }
     cli_model = "falkon"
     penalty = "alpha"
-    fit_growth = (1.0, 0.7, 1.5)
-    unit_per_fit = 10.0
-    probe_rows = 2_000
+    centred = True
 
-    def middle_point(self, space, settings):
-        """The middle gamma, the alpha nearest float32's floor (a float32 refit scores it)."""
-        alphas = np.asarray(space.alphas, dtype=np.float64)
-        target = FLOAT32_PENALTY_FLOOR * settings.weight_total
-        alpha = float(alphas[np.argmin(np.abs(np.log(alphas / target)))])
-        return {"family": self.name, "kernel": space.kernel,
-                "gamma": float(space.gamma_ref * middle_out(space.factors)[0]),
-                "alpha": alpha, "n_components": int(space.n_components),
-                "dtype": refit_dtype(alpha, settings.dtype, settings.weight_total)}
+    def operations(self, kind, rows, *, n_features, n_components, n_penalties, n_folds,
+                   n_outputs, memory_budget, kernel="rbf"):
+        m = float(min(n_components, rows))
+        n, d, t = float(rows), float(n_features), float(n_outputs)
+        # the distances to the centres: one product, or (L1) an elementwise pass
+        gemm_d, exp_d = (0.0, d) if kernel == "laplacian" else (d, 0.0)
+        if kind == "grid":
+            # a pass of kernel blocks summing K^T W K and K^T W Y, one scoring every
+            # penalty; the m x m whitening and one eigendecomposition per fold
+            return {"gemm": n * m * (gemm_d + m + 2 * t * n_penalties),
+                    "exp": n * m * (1 + exp_d), "eigh": (n_folds + 1) * m ** 3}
+        itemsize = 4
+        plan = falkon_plan("a fit", n=int(n), m=int(m), n_targets=int(t), itemsize=itemsize,
+                           budget=memory_budget,
+                           block_row_bytes=int(itemsize * m + 8 * d))
+        steps = FALKON_CG_STEPS
+        if plan.choice == "kept":  # K(X, C) once, then two products a step
+            return {"gemm": n * m * (gemm_d + 2 * steps * t), "exp": n * m * (1 + exp_d),
+                    "eigh": m ** 3 / 3}
+        # recomputed at every step: K(X, C) built and applied twice
+        return {"gemm": steps * n * m * (2 * gemm_d + 2 * t),
+                "exp": steps * n * m * (1 + 2 * exp_d), "eigh": m ** 3 / 3}
 
     @staticmethod
     def _n_targets(task, data):
@@ -245,7 +293,7 @@ class Falkon(Family):
         return falkon_grid_memory(X, m, len(folds), self._n_targets(task, data),
                                   len(space.alphas), settings.memory_budget, space.kernel)[0]
 
-    def run(self, task, data, folds, space, settings, deadline, on_unit):
+    def run(self, task, data, folds, space, settings, deadline, on_unit, keep_oof=False):
         s, X = settings, data.X
         self.check_memory(task, data, folds, space, settings)
         if task == "classifier":
@@ -253,11 +301,12 @@ class Falkon(Family):
             Y = plus_minus_targets(data.y_index, len(classes))
             # one column (sign) for two classes, as the classifier predicts
             scorers = self._scorers(data, folds, s, lambda values: combine_scores(
-                values, len(classes), "ovr"))
+                values, len(classes), "ovr"), keep_oof)
         else:
             y = np.asarray(data.y, dtype=np.float64)
             Y = y[:, None] if y.ndim == 1 else y
-            scorers = [_scorer(s.scoring, y[val]) for _, val in folds]
+            scorers = [_scorer(s.scoring, y[val], keep=decision_columns if keep_oof else None)
+                       for _, val in folds]
         weights = []
         for train, _ in folds:
             w = np.zeros(X.shape[0])
@@ -267,11 +316,9 @@ class Falkon(Family):
             weights.append(w)
 
         def record(records):
-            # the out-of-fold predictions of the best so far travel with it (a
-            # classifier's probabilities are calibrated on them)
             records = [{**r, "alpha": r["alpha"] / scale} for r in records]
             return _records(self.name, records,
-                            ("scores", "fit_times", "score_times", "values"),
+                            ("scores", "fit_times", "score_times", "oof"),
                             kernel=lambda r: space.kernel,
                             alpha="alpha", n_components="n_components",
                             dtype=lambda r: refit_dtype(r["alpha"], s.dtype,
@@ -282,13 +329,12 @@ class Falkon(Family):
         alphas = np.asarray(space.alphas, dtype=np.float64) * scale
         records, complete = falkon_grid(
             X, Y, weights, folds, gamma_ref=space.gamma_ref,
-            factors=middle_out(space.factors), alphas=alphas,
+            factors=list(space.factors), alphas=alphas,
             n_components=min(space.n_components, X.shape[0]),
             random_state=s.random_state, score=lambda f, values: scorers[f](values),
             memory_budget=s.memory_budget, deadline=deadline,
             on_unit=lambda records: on_unit(record(records)),
-            keep_values=task == "classifier", intercept=task == "regressor",
-            kernel=space.kernel)
+            intercept=task == "regressor", kernel=space.kernel)
         return record(records), complete
 
     def model(self, params, settings, task):
@@ -336,10 +382,19 @@ class _FeatureSVM(Family):
     cli_model = "approx-svc"
     grid = memory = None
     what = None
+    centred = True
 
-    def middle_point(self, space, settings):
-        return {**super().middle_point(space, settings),
-                "n_components": int(space.n_components)}
+    def operations(self, kind, rows, *, n_features, n_components, n_penalties, n_folds,
+                   n_outputs, memory_budget, kernel="rbf"):
+        n, d, t = float(rows), float(n_features), float(n_outputs)
+        m = float(min(n_components, rows)) if self.capped else float(n_components)
+        # the map (distances or projections, then the features), then Newton's steps:
+        # Hessians Z^T D Z per class, a few per penalty
+        newton = 5 * t * n * m * m
+        if kind == "grid":
+            return {"gemm": n * m * d + n * m * m + n_folds * n_penalties * newton,
+                    "exp": n * m, "eigh": m ** 3}
+        return {"gemm": n * m * d + n * m * m + newton, "exp": n * m, "eigh": m ** 3}
 
     def _m(self, space, n):
         return min(space.n_components, n) if self.capped else space.n_components
@@ -363,19 +418,20 @@ class _FeatureSVM(Family):
                 f"{format_bytes(need)} or n_components <= {fits}.")
         return None
 
-    def run(self, task, data, folds, space, settings, deadline, on_unit):
+    def run(self, task, data, folds, space, settings, deadline, on_unit, keep_oof=False):
         s, classes = settings, data.classes
         self.check_memory(task, data, folds, space, settings)
         m, need = self._shared(space, data.X.shape[0])
         # one-vs-rest scores, the rule of ApproxKernelSVC's predict
         scorers = self._scorers(data, folds, s, lambda values: combine_scores(
-            values, len(classes), "ovr"))
+            values, len(classes), "ovr"), keep_oof)
 
         def record(records):
-            return _records(self.name, records, C="C", n_components="n_components")
+            return _records(self.name, records, ("scores", "fit_times", "score_times", "oof"),
+                            C="C", n_components="n_components")
         records, complete = type(self).grid(
             data.X, data.y_index, classes, data.sample_weight, folds,
-            gamma_ref=space.gamma_ref, factors=middle_out(space.factors), Cs=space.Cs,
+            gamma_ref=space.gamma_ref, factors=list(space.factors), Cs=space.Cs,
             n_components=m, class_weight=s.class_weight, random_state=s.random_state,
             score=lambda f, values: scorers[f](values),
             # the solver's row blocks get what the shared arrays leave
@@ -455,16 +511,6 @@ def check_families(families, task):
         raise ValueError(f"Unknown families {unknown} for a {task}; choose from "
                          f"{', '.join(known)} or 'auto'.")
     return list(dict.fromkeys(families))
-
-
-def run_family(family, task, data, folds, space, settings, deadline, on_unit):
-    """Cross-validate the family named ``family`` over its grid: :meth:`Family.run`."""
-    return FAMILIES[family].run(task, data, folds, space, settings, deadline, on_unit)
-
-
-def check_family_memory(family, task, data, folds, space, settings):
-    """:meth:`Family.check_memory` of the family named ``family``."""
-    return FAMILIES[family].check_memory(task, data, folds, space, settings)
 
 
 def classifier_model(params, settings):

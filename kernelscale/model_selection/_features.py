@@ -27,15 +27,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._clock import now
 from ..feature_maps import select_landmarks
 from ..kernels import RBF
 from ..models.linear import fit_linear_svm
 from ..solvers import base_weights
 from ._least_squares import whitening
-from ._runner import run_units
+from ._runner import add_score, run_units
+from ._schedule import Stopwatch
 
 __all__ = ["nystrom_svm_grid", "nystrom_svm_solver", "NYSTROM_RCOND", "rff_svm_grid"]
+
+# the grid's timings are differences of this stopwatch's readings (the scheduler's clock)
+_watch = Stopwatch()
 
 #: Relative eigenvalue cutoff of ``K_mm``: the search's and the refitted map's.
 NYSTROM_RCOND = 1e-12
@@ -87,7 +90,7 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
     complete : bool
     """
     kernel = RBF(gamma_ref)
-    start = now()
+    start = _watch()
     rng = np.random.RandomState(random_state)
     landmarks, _ = select_landmarks(X, n_components, "uniform", rng, kernel=kernel,
                                     memory_budget=memory_budget)
@@ -108,7 +111,7 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
             Z[lo:lo + rows, :width] = K @ basis
         return Z[:, :width]
     return _feature_svm_grid(
-        features, now() - start, y_index, classes, sample_weight, folds,
+        features, _watch() - start, y_index, classes, sample_weight, folds,
         gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,
         class_weight=class_weight, random_state=random_state, score=score,
         memory_budget=memory_budget, n_jobs=n_jobs, deadline=deadline, on_unit=on_unit)
@@ -122,7 +125,7 @@ def rff_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factor
     Parameters and returns are :func:`nystrom_svm_grid`'s; ``n_components`` is
     the number of features ``D`` (random-phase cosines).
     """
-    start = now()
+    start = _watch()
     rng = np.random.RandomState(random_state)
     # RandomFourierFeatures(kind="cos", sampling="iid") draws in this order
     W0 = rng.standard_normal((X.shape[1], n_components))
@@ -137,7 +140,7 @@ def rff_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, factor
         np.cos(Z, out=Z)
         return np.multiply(Z, scale, out=Z)
     return _feature_svm_grid(
-        features, now() - start, y_index, classes, sample_weight, folds,
+        features, _watch() - start, y_index, classes, sample_weight, folds,
         gamma_ref=gamma_ref, factors=factors, Cs=Cs, n_components=n_components,
         class_weight=class_weight, random_state=random_state, score=score,
         memory_budget=memory_budget, n_jobs=n_jobs, deadline=deadline, on_unit=on_unit)
@@ -158,14 +161,14 @@ def _feature_svm_grid(features, shared_s, y_index, classes, sample_weight, folds
     def unit(factor):
         per_C = [{"gamma": gamma_ref * factor, "C": float(C), "n_components": int(n_components),
                   "scores": [], "fit_times": [], "score_times": []} for C in Cs]
-        t0 = now()
+        t0 = _watch()
         Z = features(factor)
-        common = (now() - t0) / (len(Cs) * len(folds))
+        common = (_watch() - t0) / (len(Cs) * len(folds))
         for f, (train, weights, balanced) in enumerate(fold_data):
             Z_train, Z_val = Z[train], Z[folds[f][1]]
             previous = None
             for record, C in zip(per_C, Cs):
-                t0 = now()
+                t0 = _watch()
                 # tol 1e-6: a warm start can meet Newton's relative gradient test
                 # (1e-4) short of the exact minimiser that a cold fit reaches when its
                 # active set settles (decision values off by up to 1e-2 at C = 10)
@@ -175,9 +178,9 @@ def _feature_svm_grid(features, shared_s, y_index, classes, sample_weight, folds
                     tol=1e-6, max_iter=1000, n_jobs=n_jobs, memory_budget=memory_budget,
                     seed=random_state, name="ApproxKernelSVC", warm_start=previous)
                 previous = (coef, intercept)
-                t1 = now()
-                record["scores"].append(score(f, Z_val @ coef.T + intercept))
-                record["score_times"].append(now() - t1)
+                t1 = _watch()
+                add_score(record, score(f, Z_val @ coef.T + intercept))
+                record["score_times"].append(_watch() - t1)
                 record["fit_times"].append(shared + common + t1 - t0)
         return per_C
     return run_units(factors, unit, deadline=deadline, on_unit=on_unit,

@@ -22,21 +22,20 @@ The result is the exact minimiser, which FALKON's conjugate gradient approaches
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg
 
-from .._clock import checkpoint, now
-from .._parallel import large_symmetric_blas
+from .._clock import checkpoint
 from .._planner import block_rows, falkon_grid_plan, falkon_grid_row_bytes
 from ..feature_maps import select_landmarks
 from ..kernels import RBF, Laplacian
-from ._runner import run_units
+from ..solvers import ridge_path, whitening
+from ._runner import add_score, run_units
+from ._schedule import Stopwatch
 
-__all__ = ["falkon_grid", "falkon_grid_memory", "fold_statistics", "ridge_path", "whitening",
-           "falkon_unit_fixed_seconds"]
+__all__ = ["falkon_grid", "falkon_grid_memory", "fold_statistics"]
 
-# directions of K_mm below this fraction of its largest eigenvalue carry only
-# round-off (FALKON's own Cholesky adds a jitter of the same order)
-_RCOND = 1e-12
+# the grid's timings are differences of this stopwatch's readings (the scheduler's clock)
+_watch = Stopwatch()
+
 #: multiply-adds of one block between two checkpoints (``rows x m x (m + d)``): about
 #: half a second on 2 cores, so that a budget's stop is honoured within a second or two
 #: on a busy machine. Blocks as large as the memory budget allowed left 5-7 s between
@@ -120,39 +119,6 @@ class _Statistics:
             yield A - self.A[f], b - self.b[f]
 
 
-def ridge_path(A, b, basis, alphas):
-    """Coefficients ``beta`` minimising ``beta^T A beta - 2 b^T beta + alpha beta^T R beta``.
-
-    ``basis`` (m, k) whitens ``R`` (``basis^T R basis = I`` on its kept
-    directions), so the system is ``(M + alpha I) z = c`` in ``z``: one
-    eigendecomposition of ``M`` serves every alpha. Returns a list (per
-    alpha) of (m, t).
-    """
-    M = basis.T @ A @ basis
-    M = (M + M.T) / 2
-    with large_symmetric_blas(M.shape[0], M.dtype.itemsize):
-        s, U = linalg.eigh(M, check_finite=False)
-    # a fold's statistics (total minus the fold) carry round-off that whitening
-    # can turn slightly negative: M is semi-definite, so those are 0
-    s = np.maximum(s, 0.0)
-    c = U.T @ (basis.T @ b)
-    left = basis @ U
-    return [left @ (c / (s + alpha)[:, None]) for alpha in alphas]
-
-
-def whitening(K_mm, rcond=_RCOND, scale=None):
-    """``V_k / sqrt(r_k)`` over the eigenpairs of ``K_mm`` above ``rcond`` x ``scale``.
-
-    ``scale``: None for the largest eigenvalue; :class:`kernelscale.feature_maps.Nystroem`
-    measures its cutoff against the largest diagonal entry instead.
-    """
-    with large_symmetric_blas(K_mm.shape[0], K_mm.dtype.itemsize):
-        r, V = linalg.eigh(K_mm, check_finite=False)
-    scale = r[-1] if scale is None else scale
-    keep = r > rcond * max(scale, np.finfo(np.float64).tiny)
-    return V[:, keep] / np.sqrt(r[keep])
-
-
 #: the kernels of :func:`falkon_grid`
 GRID_KERNELS = {"rbf": RBF, "laplacian": Laplacian}
 
@@ -176,7 +142,7 @@ def falkon_grid_memory(X, m, n_folds, n_targets, n_alphas, memory_budget, kernel
 
 def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_components,
                 random_state, score, memory_budget, deadline=None, on_unit=None,
-                keep_values=False, intercept=False, kernel="rbf"):
+                intercept=False, kernel="rbf"):
     """Cross-validated scores of Nystrom kernel ridge for every (gamma, alpha).
 
     The kernel against the centres is never held whole: each gamma makes one
@@ -201,14 +167,10 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         :class:`kernelscale.NystromKernelRidge` draws them.
     random_state : int
     score : callable
-        ``score(fold_index, predictions)`` for the fold's validation rows.
+        ``score(fold_index, predictions)`` for the fold's validation rows: the score,
+        or ``(score, kept)`` to keep what it scored on the record (``oof``).
     memory_budget : int
     deadline, on_unit : as :func:`kernelscale.model_selection.exact_svm_grid`'s.
-    keep_values : bool, default=False
-        Keep the out-of-fold predictions (``values``, n x n_targets, float32) of the
-        best configuration so far on its record, where they take at most a tenth of
-        the memory budget for every alpha of a gamma (a classifier's probabilities
-        are calibrated on them).
     intercept : bool, default=False
         Each fold fits its training targets' weighted mean as an intercept and the
         kernel part on what is left (``NystromKernelRidge(fit_intercept=True)``):
@@ -224,7 +186,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
     complete : bool
     """
     kernel_name, kernel = kernel, GRID_KERNELS[kernel](gamma_ref)
-    start = now()
+    start = _watch()
     n, t = X.shape[0], Y.shape[1]
     fold_means = [np.zeros(t)] * len(folds)
     if intercept:
@@ -270,35 +232,31 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
             X[rows], centers, dtype=np.float64, memory_budget=inner)
         return kernel.from_distances(D, factor, out=D)
 
-    shared = (now() - start) / (len(factors) * len(alphas) * len(folds))
+    shared = (_watch() - start) / (len(factors) * len(alphas) * len(folds))
     alphas = np.asarray(alphas, dtype=np.float64)
 
-    keep_values = keep_values and 4 * n * t * len(alphas) <= memory_budget // 10
-    best = {"score": -np.inf, "record": None}
-
     def unit(factor):
-        oof = np.empty((n, t * len(alphas)), dtype=np.float32) if keep_values else None
         per_alpha = [{"gamma": gamma_ref * factor, "alpha": float(a),
                       "n_components": requested, "scores": [], "fit_times": [],
                       "score_times": []} for a in alphas]
-        t0 = now()
+        t0 = _watch()
         basis = whitening(kernel.from_distances(D_mm, factor))
         stats = _Statistics(m, Y.shape[1], weights, folds, merged)
         for rows in blocks:
             checkpoint()  # a time budget's stop (the kept distances pass no other)
             stats.add(block_kernel(rows, factor), rows, Y)
-        common = (now() - t0) / (len(alphas) * len(folds))
+        common = (_watch() - t0) / (len(alphas) * len(folds))
         paths = []
         for f, (A, b) in enumerate(stats.per_fold()):
             checkpoint()
-            t0 = now()
+            t0 = _watch()
             if intercept:  # K^T W (Y - mean) = K^T W Y - (K^T W 1) mean
                 b = b[:, :t] - b[:, t:] * fold_means[f][None, :]
             paths.append(np.concatenate(ridge_path(A, b, basis, alphas), axis=1))
-            paths[-1] = (paths[-1], (now() - t0) / len(alphas))
+            paths[-1] = (paths[-1], (_watch() - t0) / len(alphas))
         del stats
         for f, (_, val) in enumerate(folds):
-            t0 = now()
+            t0 = _watch()
             coef, fit_s = paths[f]
             values = np.empty((val.size, coef.shape[1]))
             where = np.empty(n, dtype=np.intp)
@@ -311,35 +269,11 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
                 if inside.size:
                     values[where[inside]] = block_kernel(inside, factor) @ coef
             values += np.tile(fold_means[f], len(alphas))
-            per = (now() - t0) / len(alphas)
-            if oof is not None:
-                oof[val] = values
+            per = (_watch() - t0) / len(alphas)
             for a, record in enumerate(per_alpha):
-                t1 = now()
-                record["scores"].append(score(f, values[:, a * t:(a + 1) * t]))
-                record["score_times"].append(per + now() - t1)
+                t1 = _watch()
+                add_score(record, score(f, values[:, a * t:(a + 1) * t]))
+                record["score_times"].append(per + _watch() - t1)
                 record["fit_times"].append(shared + common + fit_s)
-        if oof is not None:  # only the best configuration's values are kept
-            means = [np.mean(r["scores"]) for r in per_alpha]
-            a = int(np.nanargmax(means)) if np.any(np.isfinite(means)) else 0
-            if means[a] > best["score"]:
-                if best["record"] is not None:
-                    del best["record"]["values"]
-                per_alpha[a]["values"] = oof[:, a * t:(a + 1) * t].copy()
-                best.update(score=means[a], record=per_alpha[a])
         return per_alpha
     return run_units(factors, unit, deadline=deadline, on_unit=on_unit, what="the FALKON grid")
-
-
-def falkon_unit_fixed_seconds(m, n_folds, seed=0):
-    """Seconds of the part of one gamma of :func:`falkon_grid` that does not grow with
-    the rows: the whitening of ``K_mm`` and one eigendecomposition per fold, all
-    ``m x m``, measured here on one (a time budget prices the grid's gammas with it)."""
-    from .._clock import now
-
-    rng = np.random.RandomState(seed)
-    A = rng.standard_normal((m, max(1, m // 4)))
-    A = A @ A.T + np.eye(m)
-    began = now()
-    linalg.eigh(A, check_finite=False)
-    return (n_folds + 1) * (now() - began)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from sklearn.base import RegressorMixin
 
-from ._families import FAMILIES
 from ._search import KernelSearch
 from ._space import (
     check_grid,
@@ -227,6 +226,3 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
-
-    def _best_model(self, p, s):
-        return FAMILIES[p["family"]].model(p, s, "regressor"), {}

@@ -8,8 +8,8 @@ from scipy.stats import rankdata
 __all__ = ["PARAM_NAMES", "cv_results", "leaderboard", "edge_note"]
 
 #: the searched parameters, in the order the tables show them
-PARAM_NAMES = ("family", "kernel", "gamma", "C", "alpha", "n_components", "dtype",
-               "class_weight")
+PARAM_NAMES = ("family", "kernel", "metric", "gamma", "C", "alpha", "n_components", "dtype",
+               "class_weight", "n_leaves")
 
 
 def _masked(values):
@@ -21,13 +21,14 @@ def _masked(values):
     return array
 
 
-def cv_results(records, n_splits):
+def cv_results(records, n_splits, keys=None):
     """The dict of arrays ``GridSearchCV.cv_results_`` holds, from the search's records.
 
     Each record has ``params`` (dict), ``scores``, ``fit_times`` and
-    ``score_times`` (one per fold). A parameter a family does not have (``C``
-    for FALKON, ``alpha`` for the SVM) is masked, as in GridSearchCV over a
-    list of grids.
+    ``score_times`` (one per fold), and ``rows`` where it was scored on a
+    subsample (``n_resources``, as ``HalvingGridSearchCV`` says). A parameter a
+    family does not have (``C`` for FALKON, ``alpha`` for the SVM) is masked, as
+    in GridSearchCV over a list of grids.
     """
     scores = np.array([r["scores"] for r in records], dtype=np.float64).reshape(-1, n_splits)
     results = {}
@@ -40,13 +41,17 @@ def cv_results(records, n_splits):
         if any(name in r["params"] for r in records):
             results[f"param_{name}"] = _masked([r["params"].get(name) for r in records])
     results["params"] = [dict(r["params"]) for r in records]
+    if any("rows" in r for r in records):
+        results["n_resources"] = np.array([r.get("rows", 0) for r in records], dtype=np.int64)
     for k in range(n_splits):
         results[f"split{k}_test_score"] = scores[:, k]
     mean = scores.mean(axis=1)
     results["mean_test_score"] = mean
     results["std_test_score"] = scores.std(axis=1)
-    # GridSearchCV ranks a NaN score last
-    finite = np.where(np.isfinite(mean), mean, -np.inf)
+    # GridSearchCV ranks a NaN score last; ``keys`` (the search's rule, where given) rank
+    # in the mean's place
+    rank_by = mean if keys is None else np.asarray(keys, dtype=np.float64)
+    finite = np.where(np.isfinite(rank_by), rank_by, -np.inf)
     results["rank_test_score"] = rankdata(-finite, method="min").astype(np.int32)
     return results
 
@@ -54,13 +59,16 @@ def cv_results(records, n_splits):
 def leaderboard(results, top=10):
     """The ``top`` configurations as text lines (rank, score +- std, parameters, fit time)."""
     order = np.argsort(results["rank_test_score"], kind="stable")[:top]
-    lines = [f"{'rank':>4}  {'score':>15}  {'fit s':>7}  parameters"]
+    rows = results.get("n_resources")
+    lines = [f"{'rank':>4}  {'score':>15}  {'fit s':>7}  " + ("   rows  " if rows is not None
+                                                               else "") + "parameters"]
     for i in order:
         params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                            for k, v in results["params"][i].items())
         lines.append(f"{results['rank_test_score'][i]:>4}  "
                      f"{results['mean_test_score'][i]:.4f} +- {results['std_test_score'][i]:.4f}"
-                     f"  {results['mean_fit_time'][i]:>7.3f}  {params}")
+                     f"  {results['mean_fit_time'][i]:>7.3f}  "
+                     + (f"{rows[i]:>7}  " if rows is not None else "") + params)
     return lines
 
 

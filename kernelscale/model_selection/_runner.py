@@ -3,8 +3,9 @@
 Every family's grid shares its work within a gamma and hands this loop that
 gamma's work; the loop owns what is the same for all of them:
 
-- the deadline: no gamma starts once it has passed (the first always starts), and
-  an armed time budget stops the work already running at a checkpoint;
+- the deadline: no gamma starts once it would end past it, as long as the longest
+  gamma measured so far (the first always starts), and an armed time budget stops
+  the work already running at a checkpoint;
 - the threads: a gamma's work may come in parts (the exact SVM's class pairs and
   folds) that ``n_jobs`` threads run side by side, the next gamma's parts starting
   while the last of the previous one finish, with at most ``slots`` gammas' shared
@@ -26,9 +27,31 @@ from concurrent.futures import ThreadPoolExecutor
 
 from threadpoolctl import threadpool_limits
 
-from .._clock import checkpoint, now, run_with_stop, stop_at
+from .._clock import checkpoint, run_with_stop, stop_at
+from ._schedule import Stopwatch
 
-__all__ = ["SharedUnit", "run_units"]
+__all__ = ["SharedUnit", "run_units", "add_score"]
+
+
+def add_score(record, result):
+    """Add one fold's score to a grid ``record``: ``result`` is the score, or ``(score,
+    kept)`` where the scorer keeps what it scored (the fold's out-of-fold predictions,
+    which the search's ensemble is selected on): ``kept`` goes to ``record["oof"]``.
+
+    Examples
+    --------
+    >>> record = {"scores": []}
+    >>> add_score(record, 0.9)
+    >>> add_score(record, (0.8, "fold 1's predictions"))
+    >>> record["scores"], record["oof"]
+    ([0.9, 0.8], [None, "fold 1's predictions"])
+    """
+    if isinstance(result, tuple):
+        result, kept = result
+        record.setdefault("oof", [None] * len(record["scores"])).append(kept)
+    elif "oof" in record:
+        record["oof"].append(None)
+    record["scores"].append(float(result))
 
 
 class SharedUnit(ABC):
@@ -101,6 +124,10 @@ class _Loop:
         self.abort = threading.Event()
         self.started = False
         self.stop = None
+        # the longest gamma so far: the next is predicted to take as long (costs grow away
+        # from the middle gamma, and with C)
+        self.watch = Stopwatch()
+        self.longest = 0.0
 
     def _take_slot(self):
         while not self.slots.acquire(timeout=0.05):
@@ -120,7 +147,7 @@ class _Loop:
             if g.opened is None and not g.skipped:
                 with self.lock:
                     late = (self.started and self.deadline is not None
-                            and now() > self.deadline)
+                            and self.deadline.passed(self.longest))
                     self.started = True
                 if late or self.abort.is_set() or not self._take_slot():
                     g.skipped = True
@@ -183,6 +210,7 @@ class _Loop:
             self._release(g)
         with self.lock:
             g.records = records
+            self.longest = max(self.longest, self.watch.lap())
             if self.on_unit is not None:
                 self.on_unit(self.records())
 
@@ -211,8 +239,9 @@ def run_units(factors, unit, *, n_jobs=1, slots=1, deadline=None, on_unit=None,
     slots : int, default=1
         Gammas whose shared work may be held at once (a gamma holds its slot from
         its open to its close).
-    deadline : kernelscale.model_selection._deadline.Deadline or float, default=None
-        No gamma starts once ``now() > deadline`` (after the first).
+    deadline : kernelscale.model_selection._schedule.Deadline, default=None
+        No gamma starts (after the first) once it would end past it, predicted as
+        long as the longest gamma so far.
     on_unit : callable, default=None
         ``on_unit(records_so_far)`` after each gamma.
     what : str

@@ -1,20 +1,13 @@
-"""The search both ``KernelClassifierCV`` and ``KernelRegressorCV`` run: a short list of
-stages over one state, each granted its time by one scheduler.
+"""What ``KernelClassifierCV`` and ``KernelRegressorCV`` share: every check before any
+work, the search's space and settings, and the fitted attributes from what it held.
 
-The stages (:mod:`._stages`, :mod:`._refit`): a first model within seconds,
-the learned widths, the family screen, the grid (with halving), the refit of
-the best on every row, the exact SVM as a challenger, a regressor's local models
-(leaves along one column), FALKON's centres grown by the time left, the local models
-averaged with other leaf counts. A model is
-held from the first stage on and only replaced by one that scored better
-(:class:`._state.SearchState`); the time budget's end, a Ctrl-C or a failed
-configuration leave the best so far in place.
+The search itself is one loop (:mod:`._run`): a searcher that proposes, one
+evaluator that fits and scores, one cost model, one clock.
 """
 
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -22,34 +15,30 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from .._clock import now
 from .._config import format_bytes, parse_duration
 from .._constraints import N_JOBS, VERBOSE, Interval, Options, validate_params
-from .._planner import falkon_plan, nbytes
+from .._planner import falkon_plan
 from .._progress import wants_bar
 from .._validation import (
+    MemoryBudgetError,
     check_sample_weight,
     check_X_y,
     effective_n_jobs,
     resolve_memory_budget,
 )
-from ..datasets import TabularEncoder, is_frame, needs_encoding
+from ..datasets import TabularEncoder, is_frame
 from ..kernels import make_kernel
 from ..models.ridge import FLOAT32_PENALTY_FLOOR, auto_n_components
-from ._average_stage import average_leaves
-from ._choice import EXACT_MAX_ROWS, choose_families
-from ._class_weight_stage import weigh_classes
-from ._edge_stage import past_edge
-from ._exact import exact_grid_memory
-from ._families import FALKON, check_families, check_family_memory
-from ._first_model import SearchTimeError, first_model
+from ._choice import EXACT_MAX_ROWS
+from ._cost import CostModel
+from ._evaluator import Evaluator, rung_sizes
+from ._families import EXACT_SVM, FALKON, FAMILIES, check_families
 from ._inputs import SearchData, SearchSettings, SearchSpace
-from ._kernel_stage import choose_kernel
-from ._leaves_stage import split_leaves
-from ._neighbours_stage import refine_challenger
-from ._refit import challenge, grow, refit
+from ._records import Line, Records
 from ._results import cv_results, edge_note, leaderboard
+from ._run import SearchRun, SearchTimeError, interrupted
 from ._schedule import Scheduler, print_stage
+from ._searcher import ETA, Searcher
 from ._space import (
     DEFAULT_GAMMA_FACTORS,
     check_grid,
@@ -57,14 +46,53 @@ from ._space import (
     make_folds,
     representable_alphas,
 )
-from ._stages import grid, price_grid, screen
-from ._state import SearchState, same_point
-from ._widths_stage import learn_metric, wants_widths
 
-__all__ = ["KernelSearch", "SearchTimeError"]
+__all__ = ["KernelSearch", "SearchTimeError", "wants_widths"]
 
-#: centres the FALKON family searches with by default (its statistics cost n m^2 per gamma)
+#: centres the FALKON family searches with by default (its statistics cost n m^2 per
+#: gamma); the search grows them where the time pays
 SEARCH_MAX_CENTERS = 1000
+#: the smallest subsample the race starts on: successive halving's screen ranked gammas
+#: consistently from 500 rows on (benchmarks/HISTORY.md "Halving")
+LEAST_ROWS = 500
+#: learn_widths="auto" learns a metric from this many rows (below, the held-out parts it
+#: is chosen on rank the features unreliably) and for 2 to this many dense features
+#: (images or text, thousands of like columns, gained little)
+WIDTHS_MIN_ROWS, WIDTHS_MAX_FEATURES = 5_000, 200
+
+
+def wants_widths(learn_widths, X):
+    """``(metrics to learn, why not)``: ["diagonal", "agop"], one of them, or [] and why."""
+    n, d = X.shape
+    if learn_widths in ("auto", True):
+        if learn_widths == "auto":
+            if hasattr(X, "tocsr"):
+                return [], "not learned: sparse columns (learn_widths='auto')"
+            if n < WIDTHS_MIN_ROWS:
+                return [], f"not learned: {n} rows < {WIDTHS_MIN_ROWS} (learn_widths='auto')"
+            if not 2 <= d <= WIDTHS_MAX_FEATURES:
+                return [], (f"not learned: {d} features, outside 2-{WIDTHS_MAX_FEATURES} "
+                            "(learn_widths='auto')")
+        return (["diagonal", "agop"] if d >= 2 else ["diagonal"]), ""
+    if learn_widths in (False, "none"):
+        return [], f"not learned: learn_widths={learn_widths!r}"
+    return [learn_widths], ""
+
+
+def _missing_labels(y):
+    """Whether each row's label is missing (None, NaN, NA); None where ``y`` is no column."""
+    values = np.asarray(y)
+    if values.ndim not in (1, 2):  # check_X_y says what is wrong with it
+        return None
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+    elif values.dtype.kind == "O":
+        flat = values.ravel()
+        missing = np.fromiter((v is None or v != v for v in flat), dtype=bool,
+                              count=flat.size).reshape(values.shape)
+    else:
+        return np.zeros(values.shape[0], dtype=bool)
+    return missing.any(axis=1) if missing.ndim == 2 else missing
 
 
 class KernelSearch(BaseEstimator):
@@ -86,40 +114,38 @@ class KernelSearch(BaseEstimator):
     }
 
     def _common_fit(self, X, y, sample_weight, classifier):
-        started = now()
         validate_params(self)
         budget_s = None if self.time_budget is None else parse_duration(self.time_budget)
-        state = self._prepare(X, y, sample_weight, classifier)
         log = print_stage if (self.verbose or wants_bar(self.verbose)) else None
-        scheduler = Scheduler(budget_s, started, log=log)
-        self.stages_ = scheduler.records
-        self.halving_ = [] if state.settings.halving else None
+        sched = Scheduler(budget_s, log=log)
+        self.stages_ = sched.records
+        run = self._prepare(X, y, sample_weight, classifier, sched)
         try:
-            for stage in (first_model, price_grid, learn_metric, choose_kernel, screen, grid,
-                          weigh_classes, past_edge, refit, challenge, refine_challenger,
-                          split_leaves, grow, average_leaves):
-                stage(self, state, scheduler)
+            run.run()
         except KeyboardInterrupt:
-            if state.best is None:
-                raise KeyboardInterrupt("interrupted before the first model: nothing was "
-                                        "scored yet") from None
-            state.complete = False
-            warnings.warn(f"Search interrupted: keeping the best of the {state.n_scored} "
-                          f"configurations scored so far ({state.best.how}).", UserWarning,
-                          stacklevel=3)
-        self._finish(state, scheduler)
+            interrupted(run)
+        self._finish(run)
         return self
 
-    def _prepare(self, X, y, sample_weight, classifier):
-        """Every check before any work, then the search's data, folds, grids and settings."""
+    # ------------------------------------------------------------------ before any work
+
+    def _prepare(self, X, y, sample_weight, classifier, sched):
+        """Every check before any work, then the search's data, folds, space, settings,
+        evaluator and searcher."""
         families = self.families
         if families != "auto":
             families = check_families(families, self._task)
         factors = check_grid("gamma_factors", self.gamma_factors, default=DEFAULT_GAMMA_FACTORS)
+        missing = None if y is None else _missing_labels(y)
+        if missing is not None and missing.any():
+            raise ValueError(f"y is missing on {int(missing.sum())} of {missing.size} rows: "
+                             "drop those rows (e.g. X[y.notna()], y[y.notna()]) before the "
+                             "search.")
         self.encoder_ = None
-        if is_frame(X) and needs_encoding(X):
-            # a real table (text, categories, booleans, dates, missing cells): encoded as
-            # numbers first; best_estimator_ takes the table (the encoder is its first step)
+        if is_frame(X):
+            # a table as a user has it (numbers, text, categories, booleans, dates, missing
+            # cells): encoded as the command line encodes a CSV; best_estimator_ takes the
+            # table (the encoder is its first step)
             self.encoder_ = TabularEncoder().fit(X)
             X = self.encoder_.transform(X)
         X, y = check_X_y(self, X, y, multi_output=not classifier, y_numeric=not classifier)
@@ -136,15 +162,14 @@ class KernelSearch(BaseEstimator):
                 raise ValueError(f"{type(self).__name__} needs at least 2 classes; the data "
                                  "have 1 class.")
             data.classes = self.classes_
-        # the penalty grids are checked before any long work: a bad grid, or float32 with
-        # every given alpha below its floor, is one line now
         penalties = self._penalties(n)
         if self.dtype == "float32" and self.alphas is not None:
             floor = FLOAT32_PENALTY_FLOOR * float(sw.sum())
             if np.all(penalties["alphas"] < floor):  # (raises; some below only warn, later)
                 representable_alphas(penalties["alphas"], "float32", float(sw.sum()),
                                      given=True)
-        if self.halving is True and not isinstance(self.cv, (int, np.integer)):
+        int_cv = isinstance(self.cv, (int, np.integer))
+        if self.halving is True and not int_cv:
             raise ValueError("halving=True draws its own folds on each subsample: give cv as "
                              "a number of folds.")
         # one generator for the whole fit: a RandomState instance is drawn from once
@@ -157,41 +182,77 @@ class KernelSearch(BaseEstimator):
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
         seed = rng.randint(2**31 - 1)
-        # where the widths will be learned, the search's plans get what their scaled copy
-        # of the columns leaves
-        widths, _ = wants_widths(self.learn_widths, X)
-        copy = nbytes(X) if widths is not None else 0
+        learn, why = wants_widths(self.learn_widths, X)
+        choices = []
         if families == "auto":
-            exact_plan = None
-            if classifier:  # the grid's own plan: one answer to "does the matrix fit"
-                exact_plan = exact_grid_memory(
-                    data.y_index, self.classes_, sw, folds,
-                    self._classifier_settings()["class_weight"],
-                    self.multiclass, effective_n_jobs(self.n_jobs), budget - copy)
-            families, choice = choose_families(
-                self._task, n, d, len(self.classes_) if classifier else None, budget - copy,
-                exact_plan)
+            families = [FALKON.name] + ([EXACT_SVM.name] if classifier else [])
+            choices.append(
+                f"{n} rows x {d} features: " + (
+                    "Nystrom kernel ridge (FALKON's model) and the exact SVM race on growing "
+                    "subsamples; each goes on while it scores within the noise of the best"
+                    if classifier else "regression is searched with Nystrom kernel ridge "
+                                       "(FALKON's model); the exact SVR is not part of it"))
         else:
-            choice = f"families given: {', '.join(families)}"
-        choices = [choice]
+            choices.append(f"families given: {', '.join(families)}")
+        if why:
+            choices.append(f"metric {why}")
         n_train = min(len(tr) for tr, _ in folds)
         space = SearchSpace(
-            factors, float(make_kernel("rbf", X, gamma="scale").gamma),
+            list(factors), float(make_kernel("rbf", X, gamma="scale").gamma),
             int(self.n_components) if self.n_components is not None else
             min(auto_n_components(n_train, budget, 8), SEARCH_MAX_CENTERS), **penalties)
         settings = SearchSettings(scoring, budget, 1e-3, effective_n_jobs(self.n_jobs), seed,
                                   self.dtype, float(sw.sum()), **self._classifier_settings())
         if FALKON.name in families:
             space.alphas = self._falkon_alphas(n, d, space, settings, budget, choices)
-        halving = self.halving
-        if halving == "auto":  # where the grid on every row is the search's cost
-            halving = isinstance(self.cv, (int, np.integer)) and n > EXACT_MAX_ROWS
-        settings.halving = bool(halving)
-        for family in families:  # a budget too small for a grid: one line, before any work
-            check_family_memory(family, self._task, data, folds, space, settings)
         self.widths_ = self.kernel_metric_ = self.leaves_ = None
-        return SearchState(self._task, data, folds, space, settings, scoring, list(families),
-                           choices=choices)
+        timed = sched.timed
+        halving = self.halving
+        if halving == "auto":
+            # under a budget the race starts cheap; without one, where the exact SVM's grid
+            # on every row (about 5 minutes on 20,000 rows) would be the search's cost
+            halving = int_cv and (timed or n > EXACT_MAX_ROWS)
+        least = LEAST_ROWS
+        if classifier:
+            p_min = np.bincount(data.y_index).min() / n
+            least = max(least, int(np.ceil(4 * len(folds) / p_min)))
+        rungs = rung_sizes(n, least, ETA) if halving else [n]
+        cost = CostModel().calibrate()
+        evaluator = Evaluator(self._task, data, folds, space, settings, cost, seed)
+        families = self._fitting_families(evaluator, families, rungs[0], choices)
+        records = Records(evaluator.oof_bytes)
+        dense = not hasattr(X, "tocsr")
+        searcher = Searcher(
+            evaluator, records, rungs, families=list(families), factors=factors, learn=learn,
+            laplacian=dense and FALKON.name in families,
+            balance=classifier and self._imbalanced(data),
+            local=timed, grow_centres=timed and self.n_components is None,
+            leaves=timed and not classifier)
+        self.family_choice_ = "; ".join(c.rstrip(".") for c in choices) + "."
+        return SearchRun(self, evaluator, records, searcher, sched,
+                         probability=bool(getattr(self, "probability", False)))
+
+    def _fitting_families(self, evaluator, families, rows, choices):
+        """The families whose grid fits the memory budget on the race's first rows: a
+        family given whose grid does not is refused before any work (one line naming the
+        budget that would do); one chosen ("auto") is left out, and said."""
+        kept = []
+        for family in families:
+            line = Line(family)
+            data, folds = evaluator.data_for(line, rows)
+            space = SearchSpace([1.0], evaluator.gamma_ref(line),
+                                evaluator.centres(line, rows), Cs=evaluator.space.Cs,
+                                alphas=evaluator.space.alphas)
+            try:
+                FAMILIES[family].check_memory(self._task, data, folds, space,
+                                              evaluator.settings_for(line, rows=rows))
+            except (MemoryBudgetError, ValueError) as error:
+                if self.families != "auto":
+                    raise
+                choices.append(f"{family} left out: {error}")
+                continue
+            kept.append(family)
+        return kept
 
     def _falkon_alphas(self, n, d, space, settings, budget, choices):
         """The FALKON penalties to search, dropping those a float64 refit could not hold."""
@@ -210,45 +271,6 @@ class KernelSearch(BaseEstimator):
         return representable_alphas(space.alphas, dtype, settings.weight_total,
                                     given=self.alphas is not None and self.dtype == "float32")
 
-    def _finish(self, state, scheduler):
-        """The fitted attributes, from the best model held and the stages' records."""
-        best = state.best
-        records = state.records or state.screened
-        self.n_splits_ = len(state.folds) if state.records or not state.screened else \
-            len(records[0]["scores"])
-        self.cv_results_ = cv_results(records, self.n_splits_)
-        self.best_estimator_ = best.model
-        if self.encoder_ is not None:
-            from sklearn.pipeline import Pipeline
-
-            self.best_estimator_ = Pipeline([("encoder", self.encoder_), ("model", best.model)])
-            self.n_features_in_ = self.encoder_.n_features_in_
-            self.feature_names_in_ = self.encoder_.feature_names_in_
-        # what each stage did to the choice of family, in the order they ran
-        self.family_choice_ = "; ".join(c.rstrip(".") for c in state.choices) + "."
-        self.best_params_ = dict(best.params)
-        self.best_index_ = next((i for i, p in enumerate(self.cv_results_["params"])
-                                 if same_point(p, best.point)), None)
-        self.best_score_ = float(best.cv_score if best.cv_score is not None else best.score)
-        self.refit_rows_ = int(best.rows)
-        self.model_origin_ = best.how
-        self.calibration_ = best.calibration
-        self.n_scored_ = int(state.n_scored)
-        stopped = {"stopped", "shrunk", "interrupted"}
-        self.complete_ = bool(state.complete and not any(
-            r.outcome in stopped or r.note.startswith("skipped for time")
-            for r in scheduler.records))
-        self.refit_time_ = float(sum(r.seconds for r in scheduler.records
-                                     if r.stage == "refit"))
-        self.search_time_ = float(sum(r.seconds for r in scheduler.records)) - self.refit_time_
-        self.budget_used_ = now() - scheduler.started
-        if self.verbose >= 2:
-            print("\n".join(self.leaderboard()), flush=True)
-
-    def _classifier_settings(self):
-        """A classifier's options among the search's settings (none for a regressor)."""
-        return {}
-
     @staticmethod
     def _float64_refit_fits(n, d, space, budget):
         """Whether a float64 FALKON refit keeps its K(X, C) within the budget."""
@@ -256,6 +278,62 @@ class KernelSearch(BaseEstimator):
         plan = falkon_plan("refit", n=n, m=m, n_targets=1, itemsize=8, budget=budget,
                            block_row_bytes=8 * m + 8 * d)
         return plan.choice == "kept" and plan.fits
+
+    def _imbalanced(self, data):
+        """Whether ``class_weight="auto"`` tries balanced classes: where the rarest class
+        holds under half its share of the rows (a classifier's option)."""
+        return False
+
+    def _classifier_settings(self):
+        """A classifier's options among the search's settings (none for a regressor)."""
+        return {}
+
+    # ------------------------------------------------------------------ after the search
+
+    def _finish(self, run):
+        """The fitted attributes, from the model held and the records."""
+        held, records, ev = run.held, list(run.records), run.ev
+        self.n_splits_ = ev.n_splits
+        self.cv_results_ = cv_results(
+            [{"params": r.params, "scores": r.scores, "fit_times": r.fit_times,
+              "score_times": r.score_times, "rows": r.rows} for r in records], self.n_splits_,
+            keys=run.records.keys() if records else None)
+        model = held.model
+        if self.encoder_ is not None:
+            from sklearn.pipeline import Pipeline
+
+            model = Pipeline([("encoder", self.encoder_), ("model", model)])
+            self.n_features_in_ = self.encoder_.n_features_in_
+            self.feature_names_in_ = self.encoder_.feature_names_in_
+        self.best_estimator_ = model
+        self.best_params_ = dict(held.params)
+        self.best_index_ = next((i for i, r in enumerate(records) if r is held.record), None)
+        self.best_score_ = float(held.score)
+        self.refit_rows_ = int(held.rows)
+        self.model_origin_ = held.how
+        self.calibration_ = held.calibration
+        self.ensemble_ = held.ensemble
+        self.n_scored_ = len(records)
+        line = held.record.line
+        if line.metric == "diagonal":
+            self.widths_ = ev.learned["diagonal"]
+            self.feature_relevance_ = self.widths_.feature_relevance_
+        elif line.metric == "agop":
+            self.kernel_metric_ = ev.learned["agop"]
+            self.feature_relevance_ = self.kernel_metric_.feature_relevance_
+        if line.n_leaves > 1:
+            self.leaves_ = {"n_leaves": line.n_leaves}
+        self.halving_ = run.searcher.log
+        self.lines_ = {s.line.describe(): s.note or ("alive" if s.alive else "retired")
+                       for s in run.searcher.lines.values()}
+        stopped = {"stopped", "shrunk", "interrupted"}
+        self.complete_ = bool(run.complete and not any(
+            r.outcome in stopped for r in run.sched.records))
+        self.refit_time_ = float(run.refit_seconds)
+        self.budget_used_ = run.sched.elapsed()
+        self.search_time_ = float(self.budget_used_ - self.refit_time_)
+        if self.verbose >= 2:
+            print("\n".join(self.leaderboard()), flush=True)
 
     def leaderboard(self, top=10):
         """The ``top`` configurations, best first, as printable lines.

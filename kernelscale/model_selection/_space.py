@@ -17,7 +17,8 @@ from ..models.ridge import FLOAT32_PENALTY_FLOOR
 
 __all__ = ["SCORERS", "DEFAULT_GAMMA_FACTORS",
            "DEFAULT_CS", "default_alphas", "check_grid", "check_scoring",
-           "make_folds", "representable_alphas", "refit_dtype"]
+           "make_folds", "representable_alphas", "refit_dtype", "laplacian_gamma_ref",
+           "score_values"]
 
 #: gamma = gamma_scale * factor: scikit-learn's "scale" times 2^-3 .. 2^3
 DEFAULT_GAMMA_FACTORS = tuple(2.0 ** k for k in range(-3, 4))
@@ -166,3 +167,54 @@ def make_folds(cv, X, y, y_index, classes, seed):
         raise ValueError("A fold's training rows miss a class: use stratified folds (an int "
                          "cv) or fewer folds.")
     return folds
+
+
+def laplacian_gamma_ref(X, random_state, pairs=4_000):
+    """The Laplacian's reference ``gamma``: one over the mean L1 distance between
+    ``pairs`` random pairs of rows, so its typical exponent is 1 (as ``gamma="scale"``'s
+    is for the RBF kernel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0, 0.0], [1.0, 1.0]])
+    >>> laplacian_gamma_ref(X, 0) > 0
+    True
+    """
+    rng = np.random.RandomState(random_state)
+    n = X.shape[0]
+    first, second = rng.randint(0, n, pairs), rng.randint(0, n, pairs)
+    a, b = X[first], X[second]
+    if hasattr(a, "toarray"):
+        a, b = a.toarray(), b.toarray()
+    mean = float(np.mean(np.abs(np.asarray(a, dtype=np.float64)
+                                - np.asarray(b, dtype=np.float64)).sum(axis=1)))
+    return 1.0 / mean if mean > 0 else 1.0
+
+
+def score_values(scoring, y_true, values, classes=None):
+    """The score ``scoring`` gives predictions ``values``: a classifier's class
+    probabilities (or decision columns) of shape (n, n_classes) or (n, 1), a
+    regressor's predictions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> proba = np.array([[0.9, 0.1], [0.2, 0.8]])
+    >>> score_values("accuracy", np.array(["a", "b"]), proba, np.array(["a", "b"]))
+    1.0
+    """
+    func, needs, _ = SCORERS[scoring]
+    values = np.asarray(values)
+    if classes is None:  # a regression
+        if values.ndim == 2 and values.shape[1] == 1 and np.ndim(y_true) == 1:
+            values = values[:, 0]
+        return float(func(y_true, values))
+    if values.ndim == 2 and values.shape[1] == 1:  # one column: positive is classes[1]
+        column = values[:, 0]
+        if needs == "scores":
+            return float(func(y_true == classes[1], column))
+        return float(func(y_true, classes[(column > 0).astype(np.intp)]))
+    if needs == "scores":  # two classes: the second's column
+        return float(func(y_true == classes[1], values[:, 1]))
+    return float(func(y_true, classes[np.argmax(values, axis=1)]))

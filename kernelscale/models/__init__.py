@@ -5,6 +5,9 @@
   map (random Fourier features, Nystrom, polynomial sketches).
 - :mod:`kernelscale.models.ridge`: Nystrom kernel ridge solved by FALKON.
 - :mod:`kernelscale.models.unsupervised`: kernel PCA and kernel k-means on a feature map.
+- :mod:`kernelscale.models.metric`: learned kernel metrics (per-feature widths, AGOP).
+- :class:`WeightedEnsembleClassifier`, :class:`WeightedEnsembleRegressor`: weighted
+  averages of fitted models (what the search's ensemble selection returns).
 - :class:`LocalKernelRegressor`: one model per leaf of the rows, split on one column
   (its ``split_feature`` and ``leaf_thresholds`` for the search's leaves).
 
@@ -14,6 +17,7 @@ above it use (FALKON's automatic size, the linear SVM's solver call).
 
 import warnings
 
+from ._ensemble import WeightedEnsembleClassifier, WeightedEnsembleRegressor
 from ._local import LocalKernelRegressor, leaf_index, leaf_thresholds, split_feature  # noqa: F401
 from .linear import (
     ApproxKernelOneClassSVM,
@@ -25,6 +29,7 @@ from .linear import (
     KernelLogisticRegression,
     LinearSVC,
 )
+from .metric import KernelMetric, KernelWidths
 from .ridge import NystromKernelRidge, NystromKernelRidgeClassifier
 from .svm import KernelOneClassSVM, KernelSVC, KernelSVR
 from .unsupervised import ApproxKernelKMeans, ApproxKernelPCA
@@ -39,13 +44,17 @@ __all__ = [
     "ApproxKernelSVR",
     "DoublySGDSVC",
     "KernelLogisticRegression",
+    "KernelMetric",
     "KernelOneClassSVM",
     "KernelSVC",
     "KernelSVR",
+    "KernelWidths",
     "LinearSVC",
     "LocalKernelRegressor",
     "NystromKernelRidge",
     "NystromKernelRidgeClassifier",
+    "WeightedEnsembleClassifier",
+    "WeightedEnsembleRegressor",
 ]
 
 #: names this package published before the families (kernelscale 0.1), and where they

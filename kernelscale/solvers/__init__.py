@@ -24,6 +24,7 @@ from ._dual_cd_svr import dual_cd_svr
 from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
+from ._ridge_path import ridge_path, whitening
 from ._sgd import SGDState, asgd_pass
 from ._subgradient import subgradient_descent
 from ._svm_path import (
@@ -68,6 +69,7 @@ __all__ = [
     "RidgeStatistics",
     "SGDState",
     "ThreadWorkspaces",
+    "WIDTH_KERNELS",
     "accumulate",
     "asgd_pass",
     "balanced_class_factors",
@@ -92,7 +94,6 @@ __all__ = [
     "fold_svm_problems",
     "gradient_outer_product",
     "holdout_loss",
-    "WIDTH_KERNELS",
     "label_weights",
     "linear_one_class",
     "ovo_classes",
@@ -103,6 +104,7 @@ __all__ = [
     "pairs",
     "path_units",
     "plus_minus_targets",
+    "ridge_path",
     "smo",
     "smo_one_class",
     "smo_regression",
@@ -117,5 +119,6 @@ __all__ = [
     "training_kernel_matrix",
     "warn_unconverged",
     "weighted_gram",
+    "whitening",
     "workspace_bytes",
 ]

@@ -21,14 +21,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._clock import TimeUp, checkpoint, now
-from .._config import bytes_up, format_bytes, parse_duration
-from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._planner import metric_plan
-from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
-from ..kernels import RBF, Exponential, Metric, check_metric, check_widths, resolve_gamma
-from ..solvers import gradient_outer_product
-from ._least_squares import ridge_path, whitening
+from ..._clock import TimeUp, checkpoint, now
+from ..._config import bytes_up, format_bytes, parse_duration
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._planner import metric_plan
+from ..._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
+from ...kernels import RBF, Exponential, Metric, check_metric, check_widths, resolve_gamma
+from ...solvers import gradient_outer_product, ridge_path, whitening
 from ._widths import is_classification, learning_rows, ridge_targets, split_rows
 
 __all__ = ["KernelMetric", "MetricTimeError"]
@@ -134,7 +133,7 @@ class KernelMetric(TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelscale.model_selection import KernelMetric
+    >>> from kernelscale.models import KernelMetric
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 4))
     >>> y = np.sin(X[:, 0] - X[:, 1])  # one direction, a combination of two columns

@@ -21,12 +21,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._clock import TimeUp, now
-from .._config import format_bytes, parse_duration
-from .._constraints import VERBOSE, Interval, Options, validate_params
-from .._planner import bytes_up, widths_plan
-from .._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
-from ..solvers import WIDTH_KERNELS, holdout_loss
+from ..._clock import TimeUp, now
+from ..._config import format_bytes, parse_duration
+from ..._constraints import VERBOSE, Interval, Options, validate_params
+from ..._planner import bytes_up, widths_plan
+from ..._validation import check_X, check_X_y, dense_rows, resolve_memory_budget
+from ...solvers import WIDTH_KERNELS, holdout_loss
 
 __all__ = ["KernelWidths", "WidthsTimeError", "learn_widths", "ridge_targets", "split_rows",
            "is_classification", "learning_rows"]
@@ -119,7 +119,7 @@ class KernelWidths(TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelscale.model_selection import KernelWidths
+    >>> from kernelscale.models import KernelWidths
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 4))
     >>> y = np.sin(2 * X[:, 0])  # only the first feature matters

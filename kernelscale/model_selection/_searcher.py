@@ -1,0 +1,517 @@
+"""The search's one searcher: what to evaluate next, from the records so far.
+
+A configuration is a point of one space: a :class:`._records.Line` (family, kernel,
+metric, class weights, local models) with a gamma factor, a penalty and centres;
+its fidelity is the rows it is scored on. The searcher proposes :class:`Move`\\ s;
+the evaluator scores them, the cost model prices them, the scheduler grants them
+their time. It starts from the cheap corner and grows by measured cost
+(FLAML's cost-frugal search with the rows as its resource; Hyperband's rungs):
+
+1. **The race.** Every line runs its grid on the smallest subsample, then each
+   round on ``ETA`` times the rows, keeping the best ``1 / ETA`` of its gammas.
+   After each round the best line's neighbours join the race on the same rows
+   (the other kernel, balanced classes, a learned metric: each a dimension of
+   the space, tried once), and a line that scored below the best by more than the
+   noise of their fold-by-fold difference (:func:`._records.paired_gain`) leaves it.
+   A round the time left cannot pay for is shrunk to the best lines and gammas it
+   can, or ends the race.
+2. **Local moves** around the best configuration, on its rows, each tried while it
+   pays and the time left pays for it, the cheapest first: more rows; the gamma
+   stepped both ways (the step halved where both sides scored lower; the moves end
+   where the scores around are flat within their noise, which also carries the
+   grid past its edge); the penalty past the edge of its grid; the centres doubled;
+   a regressor's local models (one model per leaf of the rows).
+
+It stops when the time ends or when no move it can afford still pays: a longer
+budget reaches more rows, more gammas and more centres.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .._validation import MemoryBudgetError
+from ._families import FALKON, FAMILIES, middle_out
+from ._records import Line, paired_gain
+
+__all__ = ["Move", "Searcher", "ETA"]
+
+#: the race's rows grow, and its gammas are cut, by this factor a round (Hyperband's and
+#: successive halving's default, Li et al. 2018: a third of the gammas on three times the
+#: rows keeps each round's cost near the last one's)
+ETA = 3
+
+
+@dataclasses.dataclass
+class Move:
+    """One proposal of the searcher.
+
+    Attributes
+    ----------
+    stage : str
+        Its name in ``stages_``.
+    form : {"grid", "folds", "learn"}
+        The evaluator's batch form, its plain form, or learning a metric.
+    line : Line or None
+    rows : int
+    factors : list of float
+    penalties : list of float or None
+        None: the line's own.
+    n_components : int or None
+    metric : str or None
+        The metric a "learn" move learns.
+    predicted : float
+        Seconds the cost model predicts.
+    note : str
+        What it tries, in words.
+    """
+
+    stage: str
+    form: str
+    line: Line | None
+    rows: int
+    factors: list
+    penalties: list | None = None
+    n_components: int | None = None
+    metric: str | None = None
+    predicted: float = 0.0
+    note: str = ""
+
+
+@dataclasses.dataclass
+class _LineState:
+    line: Line
+    factors: list
+    penalties: list
+    rung: int = -1
+    alive: bool = True
+    note: str = ""
+
+
+@dataclasses.dataclass
+class _Local:
+    """The local moves' state around one configuration's line and rows."""
+
+    step: float = 1.0
+    gamma_done: bool = False
+    penalty_done: bool = False
+    centres_done: bool = False
+    rows_done: bool = False
+    leaves_done: bool = False
+
+
+class Searcher:
+    """Proposes the search's next move from its records.
+
+    Parameters
+    ----------
+    evaluator : kernelscale.model_selection._evaluator.Evaluator
+    records : kernelscale.model_selection._records.Records
+    rungs : list of int
+        The rows of the race's rounds, smallest first (the last is every row).
+    families : list of str
+        The lines the race starts with.
+    factors : list of float
+        The starting gamma factors.
+    learn : list of str
+        The metrics to learn after the first round ("diagonal", "agop").
+    laplacian : bool
+        Whether FALKON's lines may try the Laplacian kernel.
+    balance : bool
+        Whether a classifier's lines may try balanced classes.
+    local : bool
+        Whether the local moves run (a time budget spends its time on them; without
+        one the search is the race).
+    grow_centres : bool
+        Whether the centres may grow (``n_components`` not given).
+    leaves : bool
+        Whether a regressor may try local models.
+    """
+
+    def __init__(self, evaluator, records, rungs, *, families, factors, learn=(),
+                 laplacian=False, balance=False, local=True, grow_centres=True,
+                 leaves=False):
+        self.evaluator, self.records, self.rungs = evaluator, records, list(rungs)
+        self.factors = middle_out(factors)
+        self.learn = list(learn)
+        self.laplacian, self.balance, self.local = laplacian, balance, local
+        self.grow_centres, self.leaves = grow_centres, leaves
+        self.lines = {}
+        for family in families:
+            self._add(Line(family), self.factors)
+        self.round = 0
+        self.racing = True
+        self._local = {}
+        self.log = []  # the race's rounds (``halving_``)
+
+    # ------------------------------------------------------------------ lines
+
+    def _add(self, line, factors, rung=-1, note=""):
+        if line in self.lines:
+            return False
+        self.lines[line] = _LineState(line, list(factors), self.evaluator.penalties(line),
+                                      rung, True, note)
+        return True
+
+    def alive(self):
+        return [s for s in self.lines.values() if s.alive]
+
+    def _neighbours(self, line):
+        """The lines one dimension away from ``line`` (the space's other values)."""
+        family = FAMILIES[line.family]
+        found = []
+        if self.laplacian and family is FALKON:
+            found.append(dataclasses.replace(
+                line, kernel="laplacian" if line.kernel == "rbf" else "rbf"))
+        if self.balance:
+            found.append(dataclasses.replace(line, balanced=not line.balanced))
+        for metric in self.evaluator.columns:  # the metrics whose columns are held
+            if metric != line.metric:
+                found.append(dataclasses.replace(line, metric=metric))
+        return found
+
+    def _best_of(self, line, rows):
+        return self.records.best(lambda r: r.line == line and r.rows == rows)
+
+    def _ranked_factors(self, line, rows):
+        """The line's factors on ``rows`` rows, best (over its penalties) first."""
+        best = {}
+        for r in self.records.at(rows, line):
+            best[r.factor] = max(best.get(r.factor, -np.inf), r.mean)
+        return sorted(best, key=lambda f: -best[f])
+
+    # ------------------------------------------------------------------ the race
+
+    def _grid_move(self, state, rows, stage, factors=None, note=""):
+        factors = state.factors if factors is None else factors
+        ev = self.evaluator
+        predicted = ev.predict(state.line, "grid", rows, n_units=len(factors),
+                               n_penalties=len(state.penalties))
+        return Move(stage, "grid", state.line, rows, list(factors), list(state.penalties),
+                    predicted=predicted, note=note)
+
+    def _race(self, affordable):
+        while True:
+            rows = self.rungs[self.round]
+            pending = [s for s in self.alive() if s.rung < self.round]
+            if pending:
+                ev = self.evaluator
+                pending.sort(key=lambda s: ev.predict(s.line, "grid", rows,
+                                                      n_units=len(s.factors)))
+                for state in pending:
+                    move = self._affordable_grid(state, rows, affordable)
+                    if move is not None:
+                        state.rung = self.round
+                        return move
+                    state.alive = False
+                    state.note = f"retired: its grid on {rows} rows does not fit the time left"
+                continue
+            if self.round == 0 and self.learn:
+                return Move(f"learn {self.learn[0]}", "learn", None, rows, [],
+                            metric=self.learn.pop(0),
+                            note=f"the {self.learn and 'diagonal' or 'next'} metric")
+            if self._spawn(rows):
+                continue
+            self._cut(rows)
+            if not self._promote(affordable):
+                self.racing = False
+                return None
+
+    def _affordable_grid(self, state, rows, affordable):
+        """``state``'s grid on ``rows`` rows, shrunk to the most of its gammas (best first)
+        the time left pays for; None where not even one is affordable."""
+        try:
+            data, folds = self.evaluator.data_for(state.line, rows)
+            FAMILIES[state.line.family].check_memory(
+                self.evaluator.task, data, folds, self._space(state),
+                self.evaluator.settings_for(state.line, rows=rows))
+        except (MemoryBudgetError, ValueError) as error:
+            state.note = f"retired: {error}"
+            return None
+        for k in range(len(state.factors), 0, -1):
+            move = self._grid_move(state, rows, "grid", state.factors[:k])
+            if affordable(move.predicted):
+                if k < len(state.factors):
+                    move.stage = "grid (shrunk)"
+                    state.factors = state.factors[:k]
+                move.note = (f"{state.line.describe()}: {k} gammas x {len(state.penalties)} "
+                             f"penalties on {rows} rows")
+                return move
+        return None
+
+    def _space(self, state):
+        from ._inputs import SearchSpace
+
+        family = FAMILIES[state.line.family]
+        penalties = np.asarray(state.penalties, dtype=np.float64)
+        return SearchSpace(state.factors, self.evaluator.gamma_ref(state.line),
+                           self.evaluator.space.n_components, kernel=state.line.kernel,
+                           **{"alphas" if family.penalty == "alpha" else "Cs": penalties})
+
+    def _spawn(self, rows):
+        """The best line's untried neighbours join the race on ``rows`` rows, with the
+        gammas it was scored with there."""
+        best = self.records.best(lambda r: r.rows == rows and r.line in self.lines)
+        if best is None:
+            return False
+        factors = self._ranked_factors(best.line, rows)
+        added = False
+        for line in self._neighbours(best.line):
+            if self._add(line, factors, rung=self.round - 1,
+                         note=f"a neighbour of {best.line.describe()}"):
+                added = True
+        return added
+
+    def _cut(self, rows):
+        """Lines that scored below the best line on ``rows`` rows by more than the noise
+        of their difference leave the race."""
+        best = self.records.best(lambda r: r.rows == rows and r.line in self.lines)
+        if best is None:
+            return
+        for state in self.alive():
+            if state.line == best.line:
+                continue
+            mine = self._best_of(state.line, rows)
+            if mine is None:
+                state.alive, state.note = False, f"retired: nothing scored on {rows} rows"
+                continue
+            gain, se = paired_gain(best, mine)
+            if gain > se:
+                state.alive = False
+                state.note = (f"retired on {rows} rows: {mine.mean:.4f} against the best "
+                              f"line's {best.mean:.4f} (+-{se:.4f})")
+        # a learned metric no line searches any more gives its copy of the columns back
+        held = self.records.best()
+        used = {s.line.metric for s in self.alive()} | {best.line.metric} | \
+            ({held.line.metric} if held is not None else set())
+        for metric in [m for m in self.evaluator.columns if m != "none" and m not in used]:
+            self.evaluator.release(metric)
+
+    def _promote(self, affordable):
+        """The next round: each line's best third of its gammas on ``ETA`` times the rows;
+        the worst lines dropped where the time left cannot pay for them all."""
+        rows = self.rungs[self.round]
+        alive = self.alive()
+        for state in alive:
+            ranked = self._ranked_factors(state.line, rows)
+            if ranked:
+                state.factors = ranked[:max(1, math.ceil(len(ranked) / ETA))]
+        self.log.append({"rows": rows, "lines": [s.line.describe() for s in alive],
+                         "gammas": {s.line.describe(): len(self._ranked_factors(s.line, rows))
+                                    for s in alive}})
+        if self.round + 1 >= len(self.rungs):
+            return False
+        nxt = self.rungs[self.round + 1]
+        def score(state):
+            best = self._best_of(state.line, rows)
+            return best.mean if best is not None else -np.inf
+        ranked = sorted(alive, key=lambda s: -score(s))
+        ev = self.evaluator
+        while ranked:
+            total = sum(ev.predict(s.line, "grid", nxt, n_units=1) for s in ranked)
+            if affordable(total):  # at least a gamma of each
+                break
+            dropped = ranked.pop()
+            dropped.alive = False
+            dropped.note = f"retired: the round on {nxt} rows does not fit the time left"
+        if not ranked:
+            return False
+        self.round += 1
+        return True
+
+    # ------------------------------------------------------------------ local moves
+
+    def _local_moves(self, affordable):
+        best = self.records.best()
+        if best is None or not self.local:
+            return None
+        state = self._local.setdefault((best.line, best.rows), _Local())
+        moves = [m for m in (self._more_rows(best, state), self._gamma_step(best, state),
+                             self._penalty_edge(best, state), self._centres(best, state),
+                             self._local_models(best, state)) if m is not None]
+        for move in sorted(moves, key=lambda m: m.predicted):
+            if affordable(move.predicted):
+                return move
+        return None
+
+    def _more_rows(self, best, state):
+        if state.rows_done or best.rows >= self.rungs[-1] or best.line.n_leaves > 1:
+            return None
+        nxt = min(r for r in self.rungs if r > best.rows)
+        line_state = self.lines.get(best.line)
+        if line_state is None:
+            return None
+        move = Move("rows", "grid", best.line, nxt, [best.factor], list(line_state.penalties),
+                    best.n_components if FAMILIES[best.line.family].centred else None,
+                    predicted=self.evaluator.predict(best.line, "grid", nxt, best.n_components,
+                                                     n_penalties=len(line_state.penalties)),
+                    note=f"{best.line.describe()}'s best gamma on {nxt} rows")
+        return move
+
+    def _neighbours_of(self, best):
+        """The records around ``best`` on its rows: same line and centres, any gamma."""
+        return [r for r in self.records.at(best.rows, best.line)
+                if r.n_components == best.n_components]
+
+    def _gamma_step(self, best, state):
+        if state.gamma_done:
+            return None
+        around = self._neighbours_of(best)
+        tried = {r.factor for r in around}
+        while True:
+            candidates = [best.factor * 2.0 ** s for s in (state.step, -state.step)]
+            new = [f for f in candidates if not any(np.isclose(f, t) for t in tried)]
+            if new:
+                break
+            # both sides scored lower: where they are within the best's own standard
+            # error the scores are flat at this step (a finer one cannot gain more than
+            # their noise) and the moves end; else the step halves
+            sides = [self.records.best(lambda r, f=f: r.line == best.line
+                                       and r.rows == best.rows and np.isclose(r.factor, f))
+                     for f in candidates]
+            gains = [best.mean - side.mean for side in sides if side is not None]
+            if not gains or all(gain <= best.se for gain in gains):
+                state.gamma_done = True
+                return None
+            state.step /= 2.0
+        penalties = self._penalties_of(best)
+        return self._local_move(best, "gamma step", new, penalties,
+                                f"gamma x {best.factor:.4g} stepped by 2^{state.step:g}")
+
+    def _penalties_of(self, best):
+        line_state = self.lines.get(best.line)
+        return list(line_state.penalties) if line_state else [best.penalty]
+
+    def _local_move(self, best, stage, factors, penalties, note, n_components=None):
+        m = n_components if n_components is not None else best.n_components
+        if best.line.n_leaves > 1:
+            configs = [(f, p, m) for f in factors for p in penalties]
+            predicted = len(configs) * self.evaluator.n_splits * self.evaluator.predict(
+                best.line, "fit", best.rows * (self.evaluator.n_splits - 1)
+                // self.evaluator.n_splits, m)
+            return Move(stage, "folds", best.line, best.rows, factors, penalties, m,
+                        predicted=predicted, note=f"{best.line.describe()}: {note}")
+        predicted = self.evaluator.predict(best.line, "grid", best.rows, m,
+                                           n_units=len(factors), n_penalties=len(penalties))
+        return Move(stage, "grid", best.line, best.rows, list(factors), list(penalties),
+                    m if FAMILIES[best.line.family].centred else None, predicted=predicted,
+                    note=f"{best.line.describe()}: {note}")
+
+    def _penalty_edge(self, best, state):
+        if state.penalty_done or best.line.n_leaves > 1:
+            return None
+        line_state = self.lines.get(best.line)
+        if line_state is None:
+            return None
+        penalties = sorted(line_state.penalties)
+        if len(penalties) < 2:
+            state.penalty_done = True
+            return None
+        ratio = penalties[1] / penalties[0]
+        if np.isclose(best.penalty, penalties[0]):
+            new = penalties[0] / ratio
+        elif np.isclose(best.penalty, penalties[-1]):
+            new = penalties[-1] * ratio
+        else:
+            state.penalty_done = True
+            return None
+        line_state.penalties = sorted(penalties + [new])
+        return self._local_move(best, "penalties", [best.factor], [new],
+                                f"the penalty past its grid's edge ({new:.3g})")
+
+    def _centres(self, best, state):
+        family = FAMILIES[best.line.family]
+        if state.centres_done or not (self.grow_centres and family.centred) \
+                or best.n_components is None:
+            return None
+        train = best.rows * (self.evaluator.n_splits - 1) // self.evaluator.n_splits
+        m = 2 * best.n_components
+        if family.capped and m > train // max(1, best.line.n_leaves):
+            state.centres_done = True
+            return None
+        line_state = self.lines.get(best.line)
+        penalties = list(line_state.penalties) if line_state else [best.penalty]
+        if best.line.n_leaves > 1:
+            penalties = [best.penalty]
+        try:  # a grid whose statistics do not fit the memory budget ends the growth
+            data, folds = self.evaluator.data_for(best.line, best.rows)
+            space = self._space(line_state) if line_state else None
+            if space is not None and best.line.n_leaves == 1:
+                space.n_components = m
+                family.check_memory(self.evaluator.task, data, folds, space,
+                                    self.evaluator.settings_for(best.line, rows=best.rows))
+        except (MemoryBudgetError, ValueError):
+            state.centres_done = True
+            return None
+        return self._local_move(best, "centres", [best.factor], penalties,
+                                f"{m} centres (from {best.n_components})", n_components=m)
+
+    def _local_models(self, best, state):
+        if state.leaves_done or not self.leaves or best.line.n_leaves > 1 \
+                or FAMILIES[best.line.family] is not FALKON:
+            return None
+        line = dataclasses.replace(best.line, n_leaves=4)
+        train = best.rows * (self.evaluator.n_splits - 1) // self.evaluator.n_splits
+        if line in self.lines or train // line.n_leaves < (best.n_components or 0):
+            state.leaves_done = True  # a leaf holds at least its centres
+            return None
+        factors = [best.factor, 2 * best.factor]
+        fold_rows = best.rows * (self.evaluator.n_splits - 1) // self.evaluator.n_splits
+        predicted = len(factors) * self.evaluator.n_splits * self.evaluator.predict(
+            line, "fit", fold_rows, best.n_components)
+        return Move("leaves", "folds", line, best.rows, factors, [best.penalty],
+                    best.n_components, predicted=predicted,
+                    note=f"{line.describe()} along the column a tree would split first: "
+                         "gamma x 1 and x 2 of the best's in each leaf")
+
+    # ------------------------------------------------------------------ the protocol
+
+    def propose(self, affordable):
+        """The next move the time left pays for (``affordable(seconds)``), or None: the
+        search is done."""
+        if self.racing:
+            move = self._race(affordable)
+            if move is not None:
+                return move
+        return self._local_moves(affordable)
+
+    def observe(self, move, records):
+        """What ``move`` scored: the local moves that stopped paying are ended."""
+        best = self.records.best()
+        if move.form == "learn" or best is None:
+            return
+        if move.stage in ("gamma step", "penalties", "centres", "rows", "leaves"):
+            target = [r for r in records if r.rows == move.rows]
+            state = self._local.get((best.line, best.rows))
+            improved = any(r is best for r in target)
+            if move.line.n_leaves > 1 and move.stage == "leaves":
+                self._add(move.line, move.factors, rung=len(self.rungs))
+                self.lines[move.line].penalties = list(move.penalties)
+            if improved:
+                return
+            # the move did not produce the best: that move is done around the held best
+            mine = self._local.get(self._key_of(move))
+            if mine is None:
+                return
+            if move.stage == "penalties":
+                mine.penalty_done = True
+            elif move.stage == "centres":
+                mine.centres_done = True
+            elif move.stage == "rows":
+                mine.rows_done = True
+            elif move.stage == "leaves":
+                mine.leaves_done = True
+            del state
+
+    def _key_of(self, move):
+        if move.stage == "leaves":
+            line = dataclasses.replace(move.line, n_leaves=1)
+        else:
+            line = move.line
+        rows = move.rows
+        if move.stage == "rows":
+            rows = max(r for r in self.rungs if r < move.rows)
+        return line, rows

@@ -1,0 +1,417 @@
+"""The search as one optimizer (issue 62): one evaluator, one searcher, one cost model, one
+clock, and an ensemble of the best.
+
+The clocks here are fake where time matters (``kernelscale._clock._now``): the tests
+assert on the time the search saw, never on the wall clock, so that a busy machine
+cannot fail them.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_moons, make_regression
+
+from kernelscale import (
+    KernelClassifierCV,
+    KernelRegressorCV,
+    LocalKernelRegressor,
+    _clock,
+    load_model,
+    save_model,
+)
+from kernelscale.datasets import make_nonlinear_problem
+from kernelscale.model_selection import _run, _runner
+from kernelscale.model_selection._cost import MOST_POWER, CostModel
+from kernelscale.model_selection._ensemble import select_ensemble
+from kernelscale.model_selection._evaluator import Evaluator, rung_sizes
+from kernelscale.model_selection._records import Line, Record, Records, paired_gain
+from kernelscale.models import WeightedEnsembleClassifier, WeightedEnsembleRegressor
+
+
+class FakeClock:
+    """A clock that moves only when told (``advance``) or, after ``slow(factor)``, as the
+    wall clock times ``factor``."""
+
+    def __init__(self):
+        self.value, self.factor, self.real0 = 1000.0, 0.0, time.perf_counter()
+
+    def __call__(self):
+        return self.value + (time.perf_counter() - self.real0) * self.factor
+
+    def advance(self, seconds):
+        self.value += seconds
+
+    def slow(self, factor):
+        self.value, self.real0, self.factor = self(), time.perf_counter(), factor
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = FakeClock()
+    monkeypatch.setattr(_clock, "_now", fake)
+    return fake
+
+
+def _gamma_seconds(monkeypatch, clock, seconds):
+    """Every grid's gamma takes ``seconds`` of the fake clock (before its end is measured)."""
+    real = _runner._Loop._close
+
+    def close(self, g):
+        clock.advance(seconds)
+        return real(self, g)
+    monkeypatch.setattr(_runner._Loop, "_close", close)
+
+
+def _record(scores, rows=100, line=Line("falkon"), factor=1.0, penalty=1.0, oof=None):
+    scores = np.asarray(scores, dtype=float)
+    return Record(line, rows, factor, penalty, None, {"family": line.family}, scores,
+                  scores * 0, scores * 0, oof)
+
+
+# ------------------------------------------------------------------ the parts
+
+def test_the_cost_model_splits_overhead_and_work_and_grows_no_faster_than_its_bound():
+    cost = CostModel(rates={"gemm": 1e-9, "eigh": 1e-9, "exp": 1e-9})
+    assert cost.predict("k", {"gemm": 3e9}) == pytest.approx(3.0)  # unmeasured: its price
+    cost.observe("k", {"gemm": 1e9}, 2.0)
+    assert cost.predict("k", {"gemm": 1e9}) == pytest.approx(2.0)
+    assert cost.predict("k", {"gemm": 3e9}) == pytest.approx(1.0 + 3.0)  # half overhead
+    cost.observe("k", {"gemm": 4e9}, 5.0)  # 1 s of overhead, 1 s per 1e9
+    overhead, rate, power = cost.line("k")
+    assert overhead == pytest.approx(1.0) and rate == pytest.approx(1e0 / 1.0) and power >= 1
+    # a kind that grows much faster than its operations is priced at the bound, no faster
+    cost.observe("svm", {"gemm": 1e9}, 1.0)
+    cost.observe("svm", {"gemm": 3e9}, 30.0)
+    assert cost.line("svm")[2] == pytest.approx(MOST_POWER)
+    assert 3960 <= cost.largest("k", lambda r: {"gemm": r * 1e6}, 5.0, 1, 100_000) <= 4000
+
+
+def test_the_best_record_is_the_most_rows_mean_or_a_clearly_better_smaller_one():
+    records = Records(oof_bytes=0)
+    big = _record([0.90, 0.91, 0.90], rows=9000)
+    lucky = _record([0.99, 0.85, 0.95], rows=1000, factor=2.0)  # mean 0.93, se 0.041
+    records.add([big, lucky])
+    assert records.best() is big
+    clear = _record([0.95, 0.95, 0.95], rows=1000, factor=4.0)
+    records.add([clear])
+    assert records.best() is clear
+    assert list(records.keys()) == pytest.approx([big.mean, lucky.mean - lucky.se, 0.95])
+    gain, se = paired_gain(_record([0.9, 0.8]), _record([0.85, 0.75]))
+    assert gain == pytest.approx(0.05) and se == pytest.approx(0.0)
+
+
+def test_out_of_fold_predictions_are_kept_within_their_bytes_best_first():
+    oof = np.zeros((100, 2), dtype=np.float32)
+    records = Records(oof_bytes=2 * oof.nbytes)
+    ranked = [_record([s, s], oof=oof.copy(), factor=s) for s in (0.7, 0.9, 0.8)]
+    records.add(ranked)
+    assert [r.oof is not None for r in ranked] == [False, True, True]
+
+
+def test_rungs_are_nested_stratified_subsamples_and_every_row_has_the_searchs_folds():
+    assert rung_sizes(100_000, 1_000, 3) == [1235, 3704, 11112, 33334, 100000]
+    X, y = make_classification(3000, weights=[0.9, 0.1], random_state=0)
+    search = KernelClassifierCV(families="falkon", gamma_factors=[1.0], alphas=[1.0],
+                                halving=True, random_state=0).fit(X, y)
+    rows = search.cv_results_["n_resources"]
+    assert list(np.unique(rows)) == [1000, 3000]
+    ev = _evaluator(X, y)
+    small, _ = ev.rung(1000)
+    large, _ = ev.rung(2000)
+    assert np.isin(small, large).all()  # nested
+    assert abs(y[small].mean() - y.mean()) < 0.01  # stratified
+    index, folds = ev.rung(3000)
+    assert index.size == 3000 and folds is ev.folds
+
+
+def _evaluator(X, y):
+    from kernelscale.model_selection._inputs import SearchData, SearchSettings, SearchSpace
+    from kernelscale.model_selection._space import make_folds
+
+    classes, y_index = np.unique(y, return_inverse=True)
+    data = SearchData(X, y, np.ones(len(y)), classes, y_index)
+    folds = make_folds(3, X, y, y_index, classes, 0)
+    space = SearchSpace([0.5, 1.0, 2.0], 1.0 / (X.shape[1] * X.var()), 50, Cs=[0.1, 1.0, 10.0],
+                        alphas=[0.1, 10.0])
+    settings = SearchSettings("accuracy", 2**28, 1e-3, 1, 0, None, float(len(y)))
+    return Evaluator("classifier", data, folds, space, settings,
+                     CostModel(rates={"gemm": 1e-10, "eigh": 1e-9, "exp": 1e-9}), 0)
+
+
+def test_the_evaluators_out_of_fold_predictions_are_what_its_scores_measured():
+    X, y = make_moons(600, noise=0.3, random_state=0)
+    ev = _evaluator(X, y)
+    for family in ("exact-svm", "falkon"):
+        records, complete = ev.grid(Line(family), 600, [1.0, 2.0])
+        assert complete and len(records) == 2 * (3 if family == "exact-svm" else 2)
+        for record in records:
+            for (_, val), score in zip(ev.folds, record.scores):
+                predicted = ev.data.classes[(record.oof[val, 0] > 0).astype(int)]
+                assert np.mean(predicted == y[val]) == pytest.approx(score)
+
+
+def test_a_configuration_fitted_by_the_evaluator_is_the_one_its_fold_fits_scored():
+    X, y = make_regression(400, 3, noise=5.0, random_state=0)
+    search = KernelRegressorCV(gamma_factors=[1.0], alphas=[1.0, 30.0], n_components=40,
+                               halving=False, learn_widths=False, random_state=0).fit(X, y)
+    record_params = search.cv_results_["params"][search.best_index_]
+    model = search.best_estimator_
+    assert model.alpha == record_params["alpha"] and model.gamma == record_params["gamma"]
+
+
+def test_ensemble_selection_keeps_only_an_ensemble_that_beats_the_best_beyond_the_noise():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 600)
+    classes = np.array([0, 1])
+    folds = [(np.setdiff1d(np.arange(600), part), part) for part in np.array_split(
+        rng.permutation(600), 5)]
+    truth = np.where(y == 1, 1.0, -1.0)
+    # two members, each right on a different half of the rows: their average is better
+    first = np.where(np.arange(600) < 300, truth, -truth * 0.2)[:, None]
+    second = np.where(np.arange(600) >= 300, truth, -truth * 0.2)[:, None]
+    records = [_record([0.6] * 5, rows=600, factor=f, oof=o.astype(np.float32))
+               for f, o in ((1.0, first), (2.0, second))]
+    chosen = select_ensemble(records, y, y, classes, folds, "accuracy")
+    assert chosen.kept and sorted(chosen.weights) == [1, 1] and chosen.gain > 0.2
+    same = select_ensemble([records[0], _record([0.6] * 5, rows=600, factor=3.0,
+                                                oof=first.astype(np.float32))],
+                           y, y, classes, folds, "accuracy")
+    assert not same.kept
+
+
+def test_weighted_ensembles_average_their_members_and_save(tmp_path):
+    from kernelscale import KernelSVC, NystromKernelRidge, NystromKernelRidgeClassifier
+
+    X, y = make_moons(300, noise=0.3, random_state=0)
+    members = [KernelSVC(probability=True, random_state=0).fit(X, y),
+               NystromKernelRidgeClassifier(n_components=40, probability=True,
+                                            random_state=0).fit(X, y)]
+    ensemble = WeightedEnsembleClassifier(members, weights=[1, 3], prefit=True).fit(X, y)
+    expected = (members[0].predict_proba(X) + 3 * members[1].predict_proba(X)) / 4
+    np.testing.assert_allclose(ensemble.predict_proba(X), expected)
+    calibrated = WeightedEnsembleClassifier(
+        members, weights=[1, 3], calibrations=[(np.array([-2.0]), np.array([0.0]))] * 2,
+        prefit=True).fit(X, y)
+    assert calibrated.score(X, y) > 0.85
+    save_model(calibrated, tmp_path / "e.ksm")
+    np.testing.assert_array_equal(load_model(tmp_path / "e.ksm").predict(X),
+                                  calibrated.predict(X))
+    Xr, yr = make_regression(200, 3, random_state=0)
+    regs = [NystromKernelRidge(n_components=30, random_state=0).fit(Xr, yr),
+            NystromKernelRidge(n_components=30, gamma=0.05, random_state=0).fit(Xr, yr)]
+    average = WeightedEnsembleRegressor(regs, weights=[1, 1], prefit=True).fit(Xr, yr)
+    np.testing.assert_allclose(average.predict(Xr), (regs[0].predict(Xr)
+                                                     + regs[1].predict(Xr)) / 2)
+    with pytest.raises(ValueError, match="weights must be 2 non-negative numbers"):
+        WeightedEnsembleRegressor(regs, weights=[1, -1], prefit=True).fit(Xr, yr)
+
+
+# ------------------------------------------------------------------ the search
+
+@pytest.fixture(scope="module")
+def compiled():
+    """numba compiles its kernels once per install (cached on disk): a search on a real
+    clock first, so that a fake clock does not read compiling as the machine's speed."""
+    X, y = make_nonlinear_problem(1500, n_features=6, n_informative=3, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        KernelClassifierCV(gamma_factors=[1.0], Cs=[1.0], alphas=[1.0], learn_widths=False,
+                           random_state=0).fit(X, y)
+        KernelRegressorCV(time_budget=15.0, random_state=0).fit(X, X[:, 0] * X[:, 1])
+
+
+@pytest.mark.parametrize("task, rows, budget", [("classifier", 6000, 20.0),
+                                                ("regressor", 8000, 24.0)])
+def test_a_search_3x_slower_than_its_first_move_still_ends_within_the_budget(
+        monkeypatch, compiled, task, rows, budget):
+    clock = FakeClock()
+    clock.factor = 1.0
+    monkeypatch.setattr(_clock, "_now", clock)
+    real = _run.SearchRun.play
+
+    def play(self, move, reserve, first=False):
+        real(self, move, reserve, first)
+        if first:
+            clock.slow(3.0)  # every later piece of work 3x slower than the first measured
+    monkeypatch.setattr(_run.SearchRun, "play", play)
+    X, y = make_nonlinear_problem(rows, n_features=8, n_informative=4, random_state=0)
+    if task == "regressor":
+        y = X[:, 0] * X[:, 1] + np.sin(X[:, 2])
+        search = KernelRegressorCV(time_budget=budget, random_state=0)
+    else:
+        search = KernelClassifierCV(time_budget=budget, random_state=0)
+    began = clock()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    took = clock() - began
+    lines = [r.line() for r in search.stages_]
+    assert took <= budget * 1.05 + 2.0, lines
+    assert search.predict(X[:10]).shape == (10,)
+    for record in search.stages_:  # every piece of work ran inside its grant
+        if record.outcome != "skipped":
+            assert record.granted is not None, record.line()
+            assert record.seconds <= record.granted + 2.0, record.line()
+
+
+def test_every_piece_of_work_but_the_first_runs_under_an_armed_stop(monkeypatch):
+    calls = {"armed": 0, "unarmed": []}
+    real_grid, real_fit = Evaluator.grid, Evaluator.fit
+
+    def note(what):
+        if _clock.current_stop() is None or _clock.current_stop().end is None:
+            calls["unarmed"].append(what)
+        else:
+            calls["armed"] += 1
+
+    def grid(self, line, rows, *args, **kwargs):
+        note(f"grid {line.describe()} on {rows}")
+        return real_grid(self, line, rows, *args, **kwargs)
+
+    def fit(self, record, rows, **kwargs):
+        note(f"fit on {rows}")
+        return real_fit(self, record, rows, **kwargs)
+    monkeypatch.setattr(Evaluator, "grid", grid)
+    monkeypatch.setattr(Evaluator, "fit", fit)
+    X, _ = make_nonlinear_problem(4000, n_features=6, random_state=1)
+    y = np.sin(X[:, 0]) + X[:, 1] ** 2
+    search = KernelRegressorCV(time_budget=60, random_state=0).fit(X, y)
+    # the first grid (the budget's probe) and the model held inside it run to their end
+    assert calls["unarmed"][0].startswith("grid") and len(calls["unarmed"]) <= 2, calls
+    assert calls["armed"] > 3
+    assert search.refit_rows_ == 4000 and search.model_origin_ in ("refit", "ensemble")
+
+
+def test_ctrl_c_before_anything_scored_says_so(monkeypatch):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Evaluator, "grid", interrupt)
+    X, y = make_moons(300, random_state=0)
+    with pytest.raises(KeyboardInterrupt, match="before the first model: nothing was scored"):
+        KernelClassifierCV().fit(X, y)
+
+
+def test_a_failed_gamma_is_dropped_with_a_warning(monkeypatch):
+    import kernelscale.model_selection._least_squares as least_squares
+
+    real, calls = least_squares.whitening, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise np.linalg.LinAlgError("injected")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(least_squares, "whitening", failing)
+    X, y = make_moons(600, noise=0.3, random_state=0)
+    with pytest.warns(UserWarning, match=r"gamma factor .* failed \(LinAlgError: injected\)"):
+        search = KernelClassifierCV(families="falkon", n_components=50, gamma_factors=[1, 2, 4],
+                                    alphas=[1.0, 10.0], learn_widths=False,
+                                    random_state=0).fit(X, y)
+    rbf = [p for p in search.cv_results_["params"] if p["kernel"] == "rbf"]
+    assert len({p["gamma"] for p in rbf}) == 2 and not search.complete_
+    assert search.predict(X).shape == (600,)
+
+
+def test_the_best_scored_configuration_comes_back_when_its_refit_cannot(monkeypatch, clock):
+    # issue 62's trap: the search had scored 0.95 and returned its first model (0.68).
+    # Here the refit on every row is priced past the budget: the best configuration
+    # comes back, fitted on the rows it was scored on (or on more the time pays for)
+    _gamma_seconds(monkeypatch, clock, 0.5)
+    real = Evaluator.predict
+
+    def dear_refit(self, line, kind, rows, *args, **kwargs):
+        if kind == "fit" and rows >= self.n:
+            return 1e6
+        return real(self, line, kind, rows, *args, **kwargs)
+    monkeypatch.setattr(Evaluator, "predict", dear_refit)
+    X, y = make_nonlinear_problem(6000, n_features=6, n_informative=3, random_state=0)
+    search = KernelClassifierCV(time_budget=30, learn_widths=False, random_state=0).fit(X, y)
+    best = int(np.argmin(search.cv_results_["rank_test_score"]))
+    assert search.best_index_ == best
+    assert search.model_origin_ in ("held", "refit on a subsample")
+    assert search.refit_rows_ >= search.cv_results_["n_resources"][best]
+    refits = [r for r in search.stages_ if r.stage == "refit"]
+    assert not refits or refits[-1].outcome in ("skipped", "done")
+
+
+def test_a_longer_budget_scores_more_configurations_on_more_rows(monkeypatch, clock):
+    _gamma_seconds(monkeypatch, clock, 0.4)
+    X, y = make_nonlinear_problem(9000, n_features=6, n_informative=3, random_state=0)
+    runs = {}
+    for budget in (8, 40):
+        search = KernelClassifierCV(time_budget=budget, learn_widths=False,
+                                    random_state=0).fit(X, y)
+        runs[budget] = search
+    short, long = runs[8], runs[40]
+    assert long.n_scored_ > short.n_scored_
+    assert long.cv_results_["n_resources"].max() >= short.cv_results_["n_resources"].max()
+
+
+def test_the_race_retires_a_line_clearly_below_the_best_and_says_so():
+    X, y = make_moons(900, noise=0.25, random_state=0)
+    X = np.hstack([X, np.random.default_rng(0).normal(size=(900, 6)) * 3])  # noise columns
+    search = KernelClassifierCV(gamma_factors=[0.5, 1, 2], Cs=[1, 10], alphas=[0.1, 10],
+                                time_budget=60, learn_widths="diagonal",
+                                random_state=0).fit(X, y)
+    notes = search.lines_
+    assert any(note.startswith("retired") for note in notes.values()), notes
+    assert search.best_params_.get("metric") == "diagonal" or search.widths_ is None
+
+
+def test_local_moves_step_the_gamma_past_the_grids_edge(monkeypatch):
+    # the best gamma on the edge of the grid: a step beyond it is scored
+    X, y = make_moons(800, noise=0.2, random_state=0)
+    search = KernelClassifierCV(families="exact-svm", gamma_factors=[0.01, 0.02],
+                                Cs=[1.0, 10.0], time_budget=30, learn_widths=False,
+                                random_state=0).fit(X, y)
+    factors = {round(p["gamma"] * 2 * X.var(), 6) for p in search.cv_results_["params"]}
+    assert max(factors) > 0.02, factors
+    assert any(r.stage == "gamma step" for r in search.stages_)
+
+
+def test_a_regressors_local_models_are_a_move_kept_where_they_score_higher():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(6000, 3))
+    y = np.sin(3 * X[:, 0] + 40 * X[:, 0] ** 3) + 0.3 * X[:, 1] + 0.01 * rng.normal(size=6000)
+    search = KernelRegressorCV(time_budget=40, learn_widths=False, n_components=100,
+                               random_state=0).fit(X, y)
+    stages = [r.stage for r in search.stages_]
+    assert "leaves" in stages, stages
+    leaves = [p for p in search.cv_results_["params"] if p.get("n_leaves")]
+    assert leaves and all(p["n_leaves"] == 4 for p in leaves)
+    model = search.best_estimator_
+    if search.best_params_.get("n_leaves"):
+        assert isinstance(model, LocalKernelRegressor) or search.ensemble_ is not None
+
+
+def test_a_dataframe_with_text_dates_and_missing_cells_is_searched_and_predicted():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    n = 1200
+    frame = pd.DataFrame({"x": rng.normal(size=n), "colour": rng.choice(["red", "blue"], n),
+                          "day": pd.date_range("2024-01-01", periods=n, freq="h"),
+                          "size": np.where(rng.random(n) < 0.1, np.nan, rng.normal(size=n))})
+    y = np.where(frame["x"] + (frame["colour"] == "red") > 0.5, "yes", "no")
+    search = KernelClassifierCV(time_budget=20, random_state=0).fit(frame, y)
+    assert search.encoder_ is not None and search.score(frame, y) > 0.85
+    missing = pd.Series(y).where(rng.random(n) > 0.01)
+    with pytest.raises(ValueError, match=r"y is missing on \d+ of 1200 rows: drop those rows"):
+        KernelClassifierCV(time_budget=20).fit(frame, missing)
+
+
+def test_the_held_ensemble_predicts_and_is_saved(tmp_path):
+    X, y = make_nonlinear_problem(3000, n_features=8, n_informative=4, random_state=3)
+    search = KernelClassifierCV(time_budget=30, random_state=0).fit(X, y)
+    assert search.predict(X[:5]).shape == (5,)
+    if search.ensemble_ is not None:  # kept only where it beat the best beyond the noise
+        assert isinstance(search.best_estimator_, WeightedEnsembleClassifier)
+        assert search.model_origin_ == "ensemble"
+        assert len(search.ensemble_["weights"]) == len(search.ensemble_["params"]) >= 2
+        assert search.predict_proba(X[:5]).shape == (5, 2)
+    save_model(search.best_estimator_, tmp_path / "m.ksm")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.ksm").predict(X[:50]),
+                                  search.predict(X[:50]))
