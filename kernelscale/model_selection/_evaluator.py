@@ -79,9 +79,13 @@ class Evaluator:
     cost : kernelscale.model_selection._cost.CostModel
     random_state : int
         The nested subsample's shuffle and its folds.
+    keep_oof : bool, default=True
+        Keep the out-of-fold predictions (what an ensemble is selected on), within a
+        tenth of the memory budget, which the work then does without.
     """
 
-    def __init__(self, task, data, folds, space, settings, cost, random_state):
+    def __init__(self, task, data, folds, space, settings, cost, random_state,
+                 keep_oof=True):
         self.task, self.data, self.folds = task, data, folds
         self.space, self.settings, self.cost = space, settings, cost
         self.seed = int(random_state)
@@ -93,8 +97,9 @@ class Evaluator:
         self._rungs = {}
         self.held_bytes = 0  # the learned metrics' copies of the columns
         #: the out-of-fold predictions the search keeps for its ensemble: a tenth of the
-        #: budget (:class:`._records.Records` drops the worst beyond it)
-        self.oof_bytes = settings.memory_budget // 10
+        #: budget (:class:`._records.Records` drops the worst beyond it), none without one
+        self.keep_oof = bool(keep_oof)
+        self.oof_bytes = settings.memory_budget // 10 if keep_oof else 0
         self.learn_seconds = {}
         labels = data.y_index if self.classifier else None
         rng = np.random.RandomState(self.seed)
@@ -252,7 +257,7 @@ class Evaluator:
                 on_records(new)
 
         _, complete = family.run(self.task, data, folds, space, settings, deadline, unit_done,
-                                 keep_oof=True)
+                                 keep_oof=self.keep_oof)
         return list(delivered.values()), complete
 
     def _record(self, line, rows, raw, folds):

@@ -218,7 +218,9 @@ class KernelSearch(BaseEstimator):
             least = max(least, int(np.ceil(4 * len(folds) / p_min)))
         rungs = rung_sizes(n, least, ETA) if halving else [n]
         cost = CostModel().calibrate()
-        evaluator = Evaluator(self._task, data, folds, space, settings, cost, seed)
+        # out-of-fold predictions are kept for the ensemble, which a time budget buys
+        evaluator = Evaluator(self._task, data, folds, space, settings, cost, seed,
+                              keep_oof=timed)
         families = self._fitting_families(evaluator, families, rungs[0], choices)
         records = Records(evaluator.oof_bytes)
         dense = not hasattr(X, "tocsr")
