@@ -301,7 +301,9 @@ def load_model(path, *, return_header=False):
         with _moved_modules():
             estimator = joblib.load(io.BytesIO(payload))
     except Exception as exc:  # any unpickling failure means an unusable file
-        raise ModelFileError(f"{path}: the model cannot be read ({type(exc).__name__}: "
-                             f"{exc}); it may need the library versions that wrote it "
-                             f"(scikit-learn {header.get('sklearn_version')}).") from exc
+        raise ModelFileError(
+            f"{path}: the model cannot be read ({type(exc).__name__}: {exc}); it was written "
+            f"by kernelscale {header.get('kernelscale_version', '?')} with scikit-learn "
+            f"{header.get('sklearn_version', '?')} (this is kernelscale {_version()}): fit it "
+            "again with this version, or load it with the versions that wrote it.") from exc
     return (estimator, header) if return_header else estimator

@@ -226,16 +226,24 @@ def test_the_models_package_lists_estimators_only():
                 assert name in models.__all__, f"{family}.{name} is missing from models.__all__"
 
 
-def test_names_the_models_package_published_before_still_work_with_a_warning():
+def test_the_models_package_keeps_no_shims_of_moved_names():
+    # the names kernelscale 0.1 published here moved a release ago; a shim of them pointed
+    # at names that no longer existed (it warned, then raised AttributeError)
     import kernelscale.models as models
-    import kernelscale.solvers as solvers
 
-    with pytest.warns(FutureWarning, match="moved to kernelscale.solvers.solve_svm_path"):
-        assert models.solve_svm_path is solvers.solve_svm_path
-    with pytest.warns(FutureWarning, match="kernelscale.models.ridge"):
-        assert models.auto_n_components is models.ridge.auto_n_components
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        models.nothing  # noqa: B018
+    assert not hasattr(models, "_MOVED")
+    with pytest.raises(AttributeError, match="has no attribute 'solve_svm_path'"):
+        models.solve_svm_path  # noqa: B018
+
+
+def test_every_module_a_model_file_of_an_older_version_names_resolves():
+    import importlib
+
+    from kernelscale.persistence import MOVED_MODULES
+
+    for old, homes in MOVED_MODULES.items():
+        for home in homes:
+            assert importlib.import_module(home), (old, home)
 
 
 def _rows_types():

@@ -85,11 +85,6 @@ class Kernel(ABC):
     def __hash__(self):
         return hash((type(self).__name__, repr(self)))
 
-    @property
-    def per_feature(self):
-        """True when ``gamma`` holds one width per feature."""
-        return np.ndim(getattr(self, "gamma", 0)) == 1
-
     def _column_scale(self):
         """Per-column scaling a sparse second argument needs (per-feature widths), or None."""
         return None

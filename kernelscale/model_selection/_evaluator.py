@@ -426,13 +426,6 @@ class Evaluator:
 
     # ------------------------------------------------------------------ learned metrics
 
-    def release(self, metric):
-        """Free a learned metric's copy of the columns (no line searches it any more; its
-        models need only the learned metric itself)."""
-        columns = self.columns.pop(metric, None)
-        if columns is not None:
-            self.held_bytes -= nbytes(columns)
-
     def learn(self, metric, seconds=None, verbose=0):
         """Learn ``metric`` ("diagonal": :class:`KernelWidths`; "agop":
         :class:`KernelMetric` from the widths where learned) within ``seconds``: its

@@ -8,19 +8,19 @@ their time. It starts from the cheap corner and grows by measured cost
 (FLAML's cost-frugal search with the rows as its resource; Hyperband's rungs):
 
 1. **The race.** Every line runs its grid on the smallest subsample, then each
-   round on ``ETA`` times the rows, keeping the best ``1 / ETA`` of its gammas.
-   After each round the best line's neighbours join the race on the same rows
-   (the other kernel, balanced classes, a learned metric: each a dimension of
-   the space, tried once), and a line that scored below the best by more than the
-   noise of their fold-by-fold difference (:func:`._records.paired_gain`) leaves it.
-   A round the time left cannot pay for is shrunk to the best lines and gammas it
-   can, or ends the race.
+   round on ``ETA`` times the rows, with the best ``1 / ETA`` of every line's gammas
+   together (successive halving over the whole space: a line none of whose gammas
+   is among them leaves the race). After each round the best line's neighbours join
+   the race on the same rows (the other kernel, balanced classes, a learned metric:
+   each a dimension of the space, tried once). A round the time left cannot pay for
+   is shrunk to the best gammas it can, or ends the race.
 2. **Local moves** around the best configuration, on its rows, each tried while it
    pays and the time left pays for it, the cheapest first: more rows; the gamma
    stepped both ways (the step halved where both sides scored lower; the moves end
    where the scores around are flat within their noise, which also carries the
    grid past its edge); the penalty past the edge of its grid; the centres doubled;
-   a regressor's local models (one model per leaf of the rows).
+   a regressor's local models (one model per leaf of the rows); where none of those
+   is affordable, a line the race retired on fewer rows, on the best's rows.
 
 It stops when the time ends or when no move it can afford still pays: a longer
 budget reaches more rows, more gammas and more centres.
@@ -35,7 +35,7 @@ import numpy as np
 
 from .._validation import MemoryBudgetError
 from ._families import FALKON, FAMILIES, middle_out
-from ._records import Line, paired_gain
+from ._records import Line
 
 __all__ = ["Move", "Searcher", "ETA"]
 
@@ -168,7 +168,7 @@ class Searcher:
                 line, kernel="laplacian" if line.kernel == "rbf" else "rbf"))
         if self.balance:
             found.append(dataclasses.replace(line, balanced=not line.balanced))
-        for metric in self.evaluator.columns:  # the metrics whose columns are held
+        for metric in self.evaluator.columns:  # the metrics learned
             if metric != line.metric:
                 found.append(dataclasses.replace(line, metric=metric))
         return found
@@ -215,7 +215,6 @@ class Searcher:
                             note=f"the {self.learn and 'diagonal' or 'next'} metric")
             if self._spawn(rows):
                 continue
-            self._cut(rows)
             if not self._promote(affordable):
                 self.racing = False
                 return None
@@ -257,7 +256,10 @@ class Searcher:
         best = self.records.best(lambda r: r.rows == rows and r.line in self.lines)
         if best is None:
             return False
-        factors = self._ranked_factors(best.line, rows)
+        ranked = self._ranked_factors(best.line, rows)
+        # the best line's best third of its gammas: a neighbour's ranking of them is close
+        # to its own (the kernels' reference scales make their factors alike)
+        factors = ranked[:max(1, math.ceil(len(ranked) / ETA))]
         added = False
         for line in self._neighbours(best.line):
             if self._add(line, factors, rung=self.round - 1,
@@ -265,59 +267,60 @@ class Searcher:
                 added = True
         return added
 
-    def _cut(self, rows):
-        """Lines that scored below the best line on ``rows`` rows by more than the noise
-        of their difference leave the race."""
-        best = self.records.best(lambda r: r.rows == rows and r.line in self.lines)
-        if best is None:
-            return
-        for state in self.alive():
-            if state.line == best.line:
-                continue
-            mine = self._best_of(state.line, rows)
-            if mine is None:
-                state.alive, state.note = False, f"retired: nothing scored on {rows} rows"
-                continue
-            gain, se = paired_gain(best, mine)
-            if gain > se:
-                state.alive = False
-                state.note = (f"retired on {rows} rows: {mine.mean:.4f} against the best "
-                              f"line's {best.mean:.4f} (+-{se:.4f})")
-        # a learned metric no line searches any more gives its copy of the columns back
-        held = self.records.best()
-        used = {s.line.metric for s in self.alive()} | {best.line.metric} | \
-            ({held.line.metric} if held is not None else set())
-        for metric in [m for m in self.evaluator.columns if m != "none" and m not in used]:
-            self.evaluator.release(metric)
-
     def _promote(self, affordable):
-        """The next round: each line's best third of its gammas on ``ETA`` times the rows;
-        the worst lines dropped where the time left cannot pay for them all."""
+        """The next round: the best third of every line's gammas together (each ranked by
+        its best penalty), on ``ETA`` times the rows, successive halving across the whole
+        space; a line none of whose gammas is among them leaves the race. The lowest
+        ranked are dropped where the time left cannot pay for them all."""
         rows = self.rungs[self.round]
         alive = self.alive()
+        arms = []
         for state in alive:
-            ranked = self._ranked_factors(state.line, rows)
-            if ranked:
-                state.factors = ranked[:max(1, math.ceil(len(ranked) / ETA))]
+            scores = {}
+            for r in self.records.at(rows, state.line):
+                scores[r.factor] = max(scores.get(r.factor, -np.inf), r.mean)
+            arms += [(score, state, factor) for factor, score in scores.items()]
+        arms.sort(key=lambda arm: -arm[0])
+        kept = arms[:max(1, math.ceil(len(arms) / ETA))]
         self.log.append({"rows": rows, "lines": [s.line.describe() for s in alive],
                          "gammas": {s.line.describe(): len(self._ranked_factors(s.line, rows))
                                     for s in alive}})
+        top = kept[0][0] if kept else -np.inf
+        for state in alive:
+            mine = [factor for _, s, factor in kept if s is state]
+            if not mine:
+                best = max((score for score, s, _ in arms if s is state), default=-np.inf)
+                state.alive = False
+                state.note = (f"retired on {rows} rows: its best {best:.4f}, no gamma among "
+                              f"the best third (the best {top:.4f})")
+            state.factors = mine
         if self.round + 1 >= len(self.rungs):
             return False
         nxt = self.rungs[self.round + 1]
-        def score(state):
-            best = self._best_of(state.line, rows)
-            return best.mean if best is not None else -np.inf
-        ranked = sorted(alive, key=lambda s: -score(s))
         ev = self.evaluator
-        while ranked:
-            total = sum(ev.predict(s.line, "grid", nxt, n_units=1) for s in ranked)
-            if affordable(total):  # at least a gamma of each
+
+        def to_the_top(arms):
+            """The arms' rounds from here to every row, each keeping a third."""
+            total, count = 0.0, len(arms)
+            for rung in self.rungs[self.round + 1:]:
+                total += sum(ev.predict(s.line, "grid", rung, n_units=1)
+                             for _, s, _ in arms[:count])
+                count = max(1, math.ceil(count / ETA))
+            return total
+
+        while kept:
+            # as many arms as the time left takes to every row: a short budget goes deep
+            # with few, a long one wide with many
+            if affordable(to_the_top(kept)) or (
+                    len(kept) == 1 and affordable(sum(ev.predict(s.line, "grid", nxt, n_units=1)
+                                                      for _, s, _ in kept))):
                 break
-            dropped = ranked.pop()
-            dropped.alive = False
-            dropped.note = f"retired: the round on {nxt} rows does not fit the time left"
-        if not ranked:
+            _, state, factor = kept.pop()
+            state.factors = [f for f in state.factors if f != factor]
+            if not state.factors:
+                state.alive = False
+                state.note = f"retired: the round on {nxt} rows does not fit the time left"
+        if not kept:
             return False
         self.round += 1
         return True
@@ -335,6 +338,35 @@ class Searcher:
         for move in sorted(moves, key=lambda m: m.predicted):
             if affordable(move.predicted):
                 return move
+        return self._revisit(best, affordable)
+
+    def _revisit(self, best, affordable):
+        """Where no move around the best is affordable, a line the race retired on fewer
+        rows, scored again on the best's rows (its best gamma there), the best scored of
+        those the time left pays for: a line that lost on a small subsample may win on more
+        rows (FALKON against the exact SVM, on a table of tens of thousands of rows)."""
+        ev = self.evaluator
+
+        def last_score(state):  # its best on the most rows it was scored on
+            rows = max((r for r in self.rungs if self.records.at(r, state.line)), default=0)
+            record = self._best_of(state.line, rows) if rows else None
+            return record.mean if record is not None else -np.inf
+        for state in sorted(self.lines.values(), key=lambda s: -last_score(s)):
+            if state.alive or state.line == best.line or state.line.n_leaves > 1 \
+                    or not state.note.startswith("retired on") or state.rung >= len(self.rungs) \
+                    or self.records.at(best.rows, state.line):
+                continue
+            scored = [r for r in self.rungs if self.records.at(r, state.line)]
+            if not scored or state.line.metric not in ev.columns:
+                continue
+            factors = self._ranked_factors(state.line, max(scored))[:1]
+            move = self._grid_move(state, best.rows, "revisit", factors)
+            if not affordable(move.predicted):
+                continue
+            state.rung = len(self.rungs)  # revisited once
+            move.note = (f"{state.line.describe()}, retired on {max(scored)} rows, on "
+                         f"{best.rows} rows")
+            return move
         return None
 
     def _more_rows(self, best, state):
@@ -482,6 +514,11 @@ class Searcher:
         """What ``move`` scored: the local moves that stopped paying are ended."""
         best = self.records.best()
         if move.form == "learn" or best is None:
+            return
+        if move.stage == "revisit":  # a line that wins on the best's rows is alive again
+            if any(r is best for r in records):
+                self.lines[move.line].alive = True
+                self.lines[move.line].note = f"revived on {move.rows} rows"
             return
         if move.stage in ("gamma step", "penalties", "centres", "rows", "leaves"):
             target = [r for r in records if r.rows == move.rows]

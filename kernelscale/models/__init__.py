@@ -15,8 +15,6 @@
 above it use (FALKON's automatic size, the linear SVM's solver call).
 """
 
-import warnings
-
 from ._ensemble import WeightedEnsembleClassifier, WeightedEnsembleRegressor
 from ._local import LocalKernelRegressor, leaf_index, leaf_thresholds, split_feature  # noqa: F401
 from .linear import (
@@ -56,26 +54,3 @@ __all__ = [
     "WeightedEnsembleClassifier",
     "WeightedEnsembleRegressor",
 ]
-
-#: names this package published before the families (kernelscale 0.1), and where they
-#: live now; reading one warns, for one release
-_MOVED = {
-    **dict.fromkeys(["OvoLayout", "ThreadWorkspaces", "combine_scores", "fold_svm_problems",
-                     "solve_problem_path", "solve_svm_path", "svm_decision_values",
-                     "svm_problems", "threads_in_budget", "warn_unconverged",
-                     "workspace_bytes", "base_weights", "plus_minus_targets"],
-                    "kernelscale.solvers"),
-    **dict.fromkeys(["FLOAT32_PENALTY_FLOOR", "auto_n_components"], "kernelscale.models.ridge"),
-    "fit_linear_svm": "kernelscale.models.linear",
-}
-
-
-def __getattr__(name):
-    if name in _MOVED:
-        import importlib
-
-        where = _MOVED[name]
-        warnings.warn(f"kernelscale.models.{name} moved to {where}.{name}; the old name "
-                      "goes in the next release.", FutureWarning, stacklevel=2)
-        return getattr(importlib.import_module(where), name)
-    raise AttributeError(f"module 'kernelscale.models' has no attribute {name!r}")
