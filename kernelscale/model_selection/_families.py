@@ -267,8 +267,10 @@ class Falkon(Family):
         if kind == "grid":
             # a pass of kernel blocks summing K^T W K and K^T W Y, one scoring every
             # penalty; the m x m whitening and one eigendecomposition per fold
+            # elementwise: the kernel from its distances, the weights, the scoring pass's
+            # kernel of the held-out rows
             return {"gemm": n * m * (gemm_d + m + 2 * t * n_penalties),
-                    "exp": n * m * (1 + exp_d), "eigh": (n_folds + 1) * m ** 3}
+                    "exp": n * m * (4 + exp_d), "eigh": (n_folds + 1) * m ** 3}
         itemsize = 4
         plan = falkon_plan("a fit", n=int(n), m=int(m), n_targets=int(t), itemsize=itemsize,
                            budget=memory_budget,
