@@ -15,12 +15,13 @@ their time. It starts from the cheap corner and grows by measured cost
    each a dimension of the space, tried once). A round the time left cannot pay for
    is shrunk to the best gammas it can, or ends the race.
 2. **Local moves** around the best configuration, on its rows, each tried while it
-   pays and the time left pays for it, the cheapest first: more rows; the gamma
-   stepped both ways (the step halved where both sides scored lower; the moves end
-   where the scores around are flat within their noise, which also carries the
-   grid past its edge); the penalty past the edge of its grid; the centres doubled;
-   a regressor's local models (one model per leaf of the rows); where none of those
-   is affordable, a line the race retired on fewer rows, on the best's rows.
+   pays and the time left pays for it, in this order: more rows; capacity, which the
+   race never varied (a regressor's local models, one model per leaf of the rows, and
+   their leaf counts; the centres doubled); the penalty past the edge of its grid; the
+   gamma stepped both ways (the step halved where both sides scored lower; the moves
+   end where the scores around are flat within their noise, which also carries the
+   grid past its edge); where none of those is affordable, a line the race retired on
+   fewer rows, on the best's rows.
 
 It stops when the time ends or when no move it can afford still pays: a longer
 budget reaches more rows, more gammas and more centres.
@@ -332,10 +333,12 @@ class Searcher:
         if best is None or not self.local:
             return None
         state = self._local.setdefault((best.line, best.rows), _Local())
-        moves = [m for m in (self._more_rows(best, state), self._gamma_step(best, state),
-                             self._penalty_edge(best, state), self._centres(best, state),
-                             self._local_models(best, state)) if m is not None]
-        for move in sorted(moves, key=lambda m: m.predicted):
+        # more rows, then capacity (local models, centres: what the race never varied),
+        # then the penalty and the gamma the race ranked already (on a grid twice apart)
+        moves = [m for m in (self._more_rows(best, state), self._local_models(best, state),
+                             self._centres(best, state), self._penalty_edge(best, state),
+                             self._gamma_step(best, state)) if m is not None]
+        for move in moves:
             if affordable(move.predicted):
                 return move
         return self._revisit(best, affordable)
@@ -482,22 +485,30 @@ class Searcher:
                                 f"{m} centres (from {best.n_components})", n_components=m)
 
     def _local_models(self, best, state):
-        if state.leaves_done or not self.leaves or best.line.n_leaves > 1 \
-                or FAMILIES[best.line.family] is not FALKON:
+        """Local models: four leaves from a model of one; from local models, the leaf
+        counts twice and half theirs (each count a line; the ensemble may average them,
+        as partitions of the rows with their edges in other places)."""
+        if state.leaves_done or not self.leaves or FAMILIES[best.line.family] is not FALKON:
             return None
-        line = dataclasses.replace(best.line, n_leaves=4)
         train = best.rows * (self.evaluator.n_splits - 1) // self.evaluator.n_splits
-        if line in self.lines or train // line.n_leaves < (best.n_components or 0):
-            state.leaves_done = True  # a leaf holds at least its centres
-            return None
-        factors = [best.factor, 2 * best.factor]
-        fold_rows = best.rows * (self.evaluator.n_splits - 1) // self.evaluator.n_splits
-        predicted = len(factors) * self.evaluator.n_splits * self.evaluator.predict(
-            line, "fit", fold_rows, best.n_components)
-        return Move("leaves", "folds", line, best.rows, factors, [best.penalty],
-                    best.n_components, predicted=predicted,
-                    note=f"{line.describe()} along the column a tree would split first: "
-                         "gamma x 1 and x 2 of the best's in each leaf")
+        counts = [4] if best.line.n_leaves == 1 else \
+            [2 * best.line.n_leaves, best.line.n_leaves // 2]
+        for count in counts:
+            line = dataclasses.replace(best.line, n_leaves=count)
+            # a leaf holds at least its centres; a count is tried once
+            if count < 2 or line in self.lines or train // count < (best.n_components or 0):
+                continue
+            factors = [best.factor, 2 * best.factor] if best.line.n_leaves == 1 \
+                else [best.factor]
+            predicted = len(factors) * self.evaluator.n_splits * self.evaluator.predict(
+                line, "fit", train, best.n_components)
+            return Move("leaves", "folds", line, best.rows, factors, [best.penalty],
+                        best.n_components, predicted=predicted,
+                        note=f"{line.describe()} along the column a tree would split first"
+                             + (": gamma x 1 and x 2 of the best's in each leaf"
+                                if len(factors) > 1 else ""))
+        state.leaves_done = True
+        return None
 
     # ------------------------------------------------------------------ the protocol
 
@@ -524,9 +535,11 @@ class Searcher:
             target = [r for r in records if r.rows == move.rows]
             state = self._local.get((best.line, best.rows))
             improved = any(r is best for r in target)
-            if move.line.n_leaves > 1 and move.stage == "leaves":
+            if move.stage == "leaves":  # a line of its own, for its local moves
                 self._add(move.line, move.factors, rung=len(self.rungs))
                 self.lines[move.line].penalties = list(move.penalties)
+                self.lines[move.line].alive = False
+                self.lines[move.line].note = f"local models, on {move.rows} rows"
             if improved:
                 return
             # the move did not produce the best: that move is done around the held best
@@ -539,15 +552,13 @@ class Searcher:
                 mine.centres_done = True
             elif move.stage == "rows":
                 mine.rows_done = True
-            elif move.stage == "leaves":
-                mine.leaves_done = True
-            del state
+            del state  # (a leaf count that did not pay leaves the others to try)
 
     def _key_of(self, move):
-        if move.stage == "leaves":
-            line = dataclasses.replace(move.line, n_leaves=1)
-        else:
-            line = move.line
+        line = move.line
+        if move.stage == "leaves":  # the local moves' state of the model it was tried from
+            best = self.records.best()
+            line = best.line if best is not None else move.line
         rows = move.rows
         if move.stage == "rows":
             rows = max(r for r in self.rungs if r < move.rows)
