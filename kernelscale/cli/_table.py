@@ -1,15 +1,15 @@
 """Real CSVs on the command line: columns by name, text categories encoded, missing values.
 
-A CSV with a header is read by :func:`kernelscale.datasets.load_table`. Its columns
-are encoded by :class:`kernelscale.datasets.TabularEncoder`, the Python API's
-encoder: text one-hot (or ordinal, where declared; compactly where it has hundreds
-of values), dates as year, day of year and weekday (cycles), missing cells imputed
-(or refused, listing every affected column at once), fitted on the training rows and
-stored in the model file as the first step of a pipeline, so that predict and
-evaluate apply exactly what fit did. The model
-file remembers the training columns by name: predict and evaluate accept a CSV
-with or without the label column, in any column order, and refuse one whose
-features differ, naming the difference.
+A CSV with a header is read by :func:`kernelscale.datasets.load_table` (pandas). Its
+columns are encoded by :class:`kernelscale.datasets.TabularEncoder`, the Python API's
+encoder at its defaults: numbers standardised, text one-hot (or ordinal, where declared;
+compactly where it has hundreds of values), dates as year, day of year and weekday
+(cycles), missing cells imputed (or refused, listing every affected column at once),
+fitted on the training rows and stored in the model file as the first step of a
+pipeline, so that predict and evaluate apply exactly what fit did. The model file
+remembers the training columns by name: predict and evaluate accept a CSV with or
+without the label column, in any column order, and refuse one whose features differ,
+naming the difference. A label cell left empty in predict's data is a row to predict.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ PREPROCESS_STEP = "columns"
 
 
 def add_table_options(p):
-    """``--columns``, ``--drop-columns``, ``--ordinal``, ``--missing``, ``--unknown-categories``."""
+    """``--columns``, ``--drop-columns``, ``--ordinal``, ``--missing``,
+    ``--drop-missing-labels``, ``--unknown-categories``."""
     names = dict(type=lambda text: [t.strip() for t in text.split(",") if t.strip()],
                  metavar="NAME[,NAME]")
     p.add_argument("--columns", default=None, **names,
@@ -43,6 +44,9 @@ def add_table_options(p):
                    help="missing cells (empty, NA, NaN, null, ?): impute (median; the most "
                         "frequent value of a text column) or refuse, listing every affected "
                         "column (default: impute)")
+    p.add_argument("--drop-missing-labels", action="store_true",
+                   help="CSV with a header: leave out the rows whose label cell is empty or "
+                        "NA (default: refuse them, naming the lines)")
     p.add_argument("--unknown-categories", choices=("warn", "refuse"), default="warn",
                    help="at predict, a text value training never saw: warn and encode it as "
                         "unknown (no category), or refuse (default: warn)")
@@ -82,7 +86,8 @@ def load_training_table(source, spec, args):
 
     delimiter = spec.get("delimiter") or sniff_delimiter(source)
     table = load_table(source, label=_label(spec), columns=args.columns,
-                       drop_columns=args.drop_columns, delimiter=delimiter)
+                       drop_columns=args.drop_columns, delimiter=delimiter,
+                       drop_missing_labels=getattr(args, "drop_missing_labels", False))
     if not table.names:
         raise ValueError(f"{source}: no feature columns left (--columns / --drop-columns).")
     text = [n for n, k in zip(table.names, table.kinds) if k == "text"]
@@ -106,14 +111,18 @@ def load_training_table(source, spec, args):
     # here for its report, refitted on the same rows by the fit
     preprocessor = TabularEncoder(ordinal=list(args.ordinal) or None, missing=args.missing,
                                   unknown="ignore", feature_names=table.names)
-    X = table.to_array()
+    X = table.frame
     preprocessor.fit(X)
+    dropped = (f"{table.dropped} rows without a label left out (--drop-missing-labels)"
+               if table.dropped else None)
     if not (text or missing):  # numbers only: standardised, nothing to report
-        return X, table.y, preprocessor, record, None
+        return X, table.y, preprocessor, record, dropped
     lines = [f"columns: {len(table.names)} features ({len(table.names) - len(text)} numeric, "
              f"{len(text)} text)"] + [f"  {line}" for line in preprocessor.report_]
     if table.others:
         lines.append("  not used: " + ", ".join(table.others))
+    if dropped:
+        lines.append(f"  {dropped}")
     return X, table.y, preprocessor, record, "\n".join(lines)
 
 
@@ -133,16 +142,7 @@ def encoded_names(preprocessor, record):
         return None
     if preprocessor is None:
         return list(columns)
-    if hasattr(preprocessor, "get_feature_names_out") and hasattr(preprocessor, "kinds_"):
-        return [str(n) for n in preprocessor.get_feature_names_out()]
-    names = []  # a model file of kernelscale 0.1: its ColumnTransformer
-    for kind, step, where in preprocessor.transformers_:
-        if kind == "onehot":
-            for j, values in zip(where, step[-1].categories_):
-                names.extend(f"{columns[j]}={v}" for v in values)
-        elif kind in ("numeric", "ordinal"):
-            names.extend(columns[j] for j in where)
-    return names
+    return [str(n) for n in preprocessor.get_feature_names_out()]
 
 
 def load_like_training(source, record, spec, model, *, need_labels, imputes=None):
@@ -153,7 +153,9 @@ def load_like_training(source, record, spec, model, *, need_labels, imputes=None
     model (its preprocessing checks the categories), or None before the fit
     (``imputes`` then says whether missing cells will be imputed).
     """
-    from ..datasets import load_table, sniff_delimiter
+    import pandas as pd
+
+    from ..datasets import Table, load_table, sniff_delimiter
 
     delimiter = spec.get("delimiter") or sniff_delimiter(source)
     label = record.get("label_name")
@@ -173,21 +175,16 @@ def load_like_training(source, record, spec, model, *, need_labels, imputes=None
         raise ValueError(f"{source}: its columns differ from the model's training columns "
                          f"({'; '.join(what)}); pass data with the columns "
                          f"{', '.join(trained)}.")
-    order = [table.names.index(n) for n in trained]
-    columns = [table.columns[j] for j in order]
-    kinds = [table.kinds[j] for j in order]
-    for j, (name, was, now) in enumerate(zip(trained, record["kinds"], kinds)):
+    frame = table.frame[list(trained)].copy()
+    kinds = Table(frame=frame).kinds
+    for name, was, now in zip(trained, record["kinds"], kinds):
         if was == "numeric" and now == "text":
-            sample = next(v for v in columns[j] if isinstance(v, str))
+            sample = next(v for v in frame[name] if isinstance(v, str))
             raise ValueError(f"{source}: column {name} was numeric in training; here it holds "
                              f"text (e.g. {sample!r}).")
         if was == "text" and now == "numeric":  # numbers in a text column are its values
-            columns[j] = np.array([np.nan if np.isnan(v) else f"{v:g}" for v in columns[j]],
-                                  dtype=object)
-    from ..datasets import Table
-
-    aligned = Table(names=list(trained), columns=columns, kinds=list(record["kinds"]),
-                    y=table.y, label=table.label)
+            frame[name] = frame[name].map(lambda v: None if pd.isna(v) else f"{v:g}")
+    aligned = Table(frame=frame, y=table.y, label=table.label)
     missing = aligned.missing()
     preprocess = _preprocess_step(model)
     if imputes is None:
@@ -197,7 +194,16 @@ def load_like_training(source, record, spec, model, *, need_labels, imputes=None
                          "fitted without imputing them: fill or drop those rows.")
     if preprocess is not None:
         _check_categories(source, aligned, preprocess, record)
-    return aligned.to_array(), aligned.y
+    X, y = (aligned.frame if preprocess is not None else aligned.to_array()), aligned.y
+    if y is not None and y.dtype == object and any(v is None for v in y):
+        # an empty label cell is a row to predict: predict takes it, evaluate cannot score it
+        known = np.array([v is not None for v in y])
+        if need_labels:
+            print(f"kernelscale: warning: {int((~known).sum())} rows have no label: evaluated "
+                  f"on the other {int(known.sum())}", file=sys.stderr, flush=True)
+            X = X.iloc[known] if hasattr(X, "iloc") else X[known]
+            y = np.array(y[known].tolist())
+    return X, y
 
 
 def _preprocess_step(model):
@@ -228,22 +234,9 @@ def _check_categories(source, table, preprocess, record):
     """Warn about (or refuse) text values training never saw, per column."""
     unknown = {}
     if hasattr(preprocess, "unknown_values"):  # the tabular encoder
-        for name, values in preprocess.unknown_values(table.to_array()).items():
-            j = table.names.index(name)
-            count = sum(1 for v in table.columns[j] if isinstance(v, str) and v in values)
-            unknown[name] = (count, values[:3])
-    else:  # a model file of kernelscale 0.1: its ColumnTransformer
-        for kind in ("onehot", "ordinal"):
-            if kind not in preprocess.named_transformers_:
-                continue
-            encoder = preprocess.named_transformers_[kind][-1]
-            for categories, j in zip(encoder.categories_,
-                                     dict((n, c) for n, _, c in preprocess.transformers_)[kind]):
-                known = set(categories.tolist())
-                column = table.columns[j]
-                new = [v for v in column if isinstance(v, str) and v not in known]
-                if new:
-                    unknown[table.names[j]] = (len(new), sorted(set(new))[:3])
+        for name, values in preprocess.unknown_values(table.frame).items():
+            column = table.frame[name].astype(str).str.strip()
+            unknown[name] = (int(column.isin(values).sum()), values[:3])
     if not unknown:
         return
     text = "; ".join(f"{name}: {count} rows ({', '.join(map(repr, values))}"

@@ -18,6 +18,7 @@ from ._files import (
     sniff_delimiter,
     tidy_labels,
 )
+from ._frames import numeric_block, parse_errors, read_frame
 from ._svmlight import SvmlightChunks
 
 __all__ = ["NpyChunks", "CsvChunks", "open_chunks"]
@@ -201,48 +202,34 @@ class CsvChunks(ChunkedDataset):
         return None
 
     def _chunks(self):
-        rows, numbers = [], []
-        try:
-            stream = self._rows()
-            if self.skip_header:
-                next(stream)
-            for number, fields in stream:
-                rows.append(fields)
-                numbers.append(number)
-                if len(rows) == self.chunk_rows:
-                    yield self._parse(rows, numbers)
-                    rows, numbers = [], []
-        except (UnicodeError, csv.Error, EOFError, OSError) as exc:
-            raise ValueError(f"{self.path}: cannot be read as delimited text ({exc}).") from exc
-        if rows:
-            yield self._parse(rows, numbers)
-
-    def _parse(self, rows, numbers):
-        for fields, number in zip(rows, numbers):
-            if len(fields) != self.width:
-                raise ValueError(f"{self.path}, line {number}: {len(fields)} fields where the "
-                                 f"first line has {self.width}; every row needs the same "
-                                 "number of columns.")
-        table = np.array(rows, dtype=object)
-        features = np.delete(table, self.label_at, axis=1) if self.has_labels else table
-        try:
-            X = features.astype(np.float64)
-        except ValueError:
-            self._raise_bad_field(rows, numbers)
-        bad = np.argwhere(~np.isfinite(X))
-        if bad.size:
-            row, k = int(bad[0][0]), int(bad[0][1])
-            column = [j for j in range(self.width) if j != self.label_at][k]
-            name = self.names[column] if self.names else column + 1
-            raise ValueError(f"{self.path}, line {numbers[row]}, column {name}: "
-                             f"{rows[row][column].strip()!r} is NaN or infinite; remove or "
-                             "impute those values.")
-        if not self.has_labels:
-            return X, None
-        return X, self._labels(table[:, self.label_at], numbers)
+        # pandas' C parser, chunk by chunk; its errors said as one line, located
+        reader = read_frame(self.path, delimiter=self.delimiter, header=self.skip_header,
+                            chunksize=self.chunk_rows)
+        line = 2 if self.skip_header else 1
+        features = [k for k in range(self.width) if k != self.label_at]
+        names = [self.names[k] if self.names else k + 1 for k in features]
+        with reader:
+            while True:
+                try:
+                    frame = next(reader)
+                except StopIteration:
+                    break
+                except Exception as exc:  # noqa: BLE001 (a parser error is one line)
+                    raise parse_errors(exc, self.path) from None
+                if frame.shape[1] != self.width:
+                    raise ValueError(f"{self.path}, line {line}: {frame.shape[1]} fields where "
+                                     f"the first line has {self.width}; every row needs the "
+                                     "same number of columns.")
+                X = numeric_block(frame.iloc[:, features], self.path, line, names)
+                y = None
+                if self.has_labels:
+                    raw = frame.iloc[:, self.label_at].astype(str).str.strip().to_numpy()
+                    y = self._labels(raw, [line, line + len(frame) - 1])
+                line += len(frame)
+                yield X, y
 
     def _labels(self, raw, numbers):
-        y = tidy_labels(np.char.strip(raw.astype(str)))
+        y = tidy_labels(raw)
         kind = y.dtype.kind
         if self._label_kind is None:
             self._label_kind = kind
@@ -256,15 +243,6 @@ class CsvChunks(ChunkedDataset):
                     f"{'text' if kind in 'US' else 'numbers'} here but were "
                     f"{'text' if self._label_kind in 'US' else 'numbers'} in earlier lines.")
         return y
-
-    def _raise_bad_field(self, rows, numbers):
-        for fields, number in zip(rows, numbers):
-            for k, field in enumerate(fields):
-                if k != self.label_at and not is_number(field):
-                    column = self.names[k] if self.names else k + 1
-                    raise ValueError(f"{self.path}, line {number}, column {column}: "
-                                     f"{field!r} is not a number.")
-        raise ValueError(f"{self.path}: a field is not a number.")  # pragma: no cover
 
 
 def open_chunks(path, *, format="auto", chunk_rows=None, label_column=-1, n_features=None,

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._frames import numeric_block, read_frame, text_encoding
+
 __all__ = [
     "load_csv", "load_npz", "load_mnist_idx", "guess_format", "open_text", "is_number",
     "label_position", "tidy_labels", "FORMATS", "sniff_delimiter", "check_columns",
@@ -21,43 +23,20 @@ __all__ = [
 ]
 
 
-#: bytes of a file's start read to tell text from binary
-_SNIFF_BYTES = 8192
-
-
-def _binary_start(raw):
-    """Whether the first bytes of a file are not text: a NUL byte, or more than 1 in 20
-    bytes that are neither UTF-8 text nor white space."""
-    if b"\0" in raw:
-        return True
-    text = raw.decode("utf-8", errors="replace")
-    bad = sum(1 for c in text if c == "\ufffd" or (ord(c) < 32 and c not in "\t\n\r\f\v"))
-    return bad > max(1, len(text) // 20)
-
-
 def open_text(path):
     """Open a text file, decompressing .gz / .bz2 by suffix.
 
-    A file whose first bytes are not text (an image, an archive, random bytes) is
-    refused in one line, instead of failing later as a malformed row.
+    A file whose first bytes are not text (an image, an archive, random bytes), or a
+    corrupt compressed one, is refused in one line, instead of failing later as a
+    malformed row; text that is not UTF-8 is read as Latin-1.
     """
     path = Path(path)
-    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix, open)
-    try:
-        with opener(path, "rb") as raw:
-            start = raw.read(_SNIFF_BYTES)
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"{path}: cannot be read ({exc}).") from None
-    if _binary_start(start):
-        kind = {".gz": "gzip-compressed text", ".bz2": "bzip2-compressed text"}.get(
-            path.suffix, "text")
-        raise ValueError(f"{path}: not a {kind} / CSV / svmlight file (its first bytes are "
-                         "binary); give a delimited text, svmlight, .npy or .npz file.")
+    encoding = text_encoding(path)
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding, errors="replace")
     if path.suffix == ".bz2":
-        return io.TextIOWrapper(bz2.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace", newline="")
+        return io.TextIOWrapper(bz2.open(path, "rb"), encoding=encoding, errors="replace")
+    return open(path, encoding=encoding, errors="replace", newline="")
 
 
 def is_number(text):
@@ -115,57 +94,38 @@ def load_csv(path, label_column=-1, *, header="infer", delimiter=",", dtype=np.f
         raise FileNotFoundError(f"No CSV file at {str(path)!r}.")
     if header not in ("infer", True, False):
         raise ValueError(f"header must be 'infer', True or False, got {header!r}.")
-    rows, labels, names, width, label_at = [], [], None, None, None
     try:
         with open_text(path) as fh:
-            for number, fields in enumerate(csv.reader(fh, delimiter=delimiter), start=1):
-                if not fields or all(not f.strip() for f in fields):
-                    continue
-                if width is None:
-                    width = len(fields)
-                    check_columns(fields, delimiter, path)
-                    if isinstance(label_column, str) and header is not True \
-                            and all(is_number(f) for f in fields):
-                        raise ValueError(
-                            f"{path}: label_column={label_column!r} names a column but the "
-                            f"file has no header line (its first line is data: "
-                            f"{delimiter.join(fields)[:50]!r}); give the label column by "
-                            "position (e.g. -1 for the last).")
-                    label_at = label_position(label_column, fields, width, path)
-                    feature_fields = [f for k, f in enumerate(fields) if k != label_at]
-                    is_header = header is True or (
-                        header == "infer" and not all(is_number(f) for f in feature_fields))
-                    if is_header:
-                        names = [f.strip() for f in fields]
-                        continue
-                if len(fields) != width:
-                    raise ValueError(f"{path}, line {number}: {len(fields)} fields where the "
-                                     f"first line has {width}; every row needs the same "
-                                     "number of columns.")
-                values = []
-                for k, field in enumerate(fields):
-                    if k == label_at:
-                        labels.append(field.strip())
-                        continue
-                    try:
-                        value = float(field)
-                    except ValueError:
-                        column = names[k] if names else k + 1
-                        raise ValueError(f"{path}, line {number}, column {column}: "
-                                         f"{field!r} is not a number.") from None
-                    if not np.isfinite(value):
-                        column = names[k] if names else k + 1
-                        raise ValueError(f"{path}, line {number}, column {column}: "
-                                         f"{field.strip()!r} is NaN or infinite; remove or "
-                                         "impute those values.")
-                    values.append(value)
-                rows.append(values)
+            first = next((f for f in csv.reader(fh, delimiter=delimiter)
+                          if f and any(c.strip() for c in f)), None)
     except (UnicodeError, csv.Error, EOFError, OSError) as exc:
         raise ValueError(f"{path}: cannot be read as delimited text ({exc}).") from exc
-    if not rows:
+    if first is None:
         raise ValueError(f"{path}: no data rows.")
-    X = np.asarray(rows, dtype=dtype)
-    return X, (None if label_at is None else tidy_labels(np.asarray(labels)))
+    width = len(first)
+    check_columns(first, delimiter, path)
+    if isinstance(label_column, str) and header is not True and all(is_number(f) for f in first):
+        raise ValueError(
+            f"{path}: label_column={label_column!r} names a column but the file has no header "
+            f"line (its first line is data: {delimiter.join(first)[:50]!r}); give the label "
+            "column by position (e.g. -1 for the last).")
+    label_at = label_position(label_column, first, width, path)
+    feature_fields = [f for k, f in enumerate(first) if k != label_at]
+    is_header = header is True or (header == "infer"
+                                   and not all(is_number(f) for f in feature_fields))
+    frame = read_frame(path, delimiter=delimiter, header=is_header)
+    if frame.empty:
+        raise ValueError(f"{path}: no data rows.")
+    if frame.shape[1] != width:
+        raise ValueError(f"{path}, line 2: {frame.shape[1]} fields where the first line has "
+                         f"{width}; every row needs the same number of columns.")
+    features = [k for k in range(width) if k != label_at]
+    names = [first[k].strip() if is_header else k + 1 for k in features]
+    X = numeric_block(frame.iloc[:, features], path, 2 if is_header else 1, names)
+    if label_at is None:
+        return X.astype(dtype, copy=False), None
+    labels = frame.iloc[:, label_at].astype(str).str.strip().to_numpy()
+    return X.astype(dtype, copy=False), tidy_labels(labels)
 
 
 def sniff_delimiter(path):

@@ -1,11 +1,11 @@
 """``load_table``: a CSV with a header as named columns, numeric or text, with missing cells.
 
-Real CSVs mix numbers, dates, categories and "NA". :func:`load_csv` reads numeric
-matrices fast and refuses anything else at its first bad cell; this reader keeps
-every column by name, tells numeric columns from text ones and marks missing
-cells, so that a caller can select, drop, encode and impute (the command line
-does, with scikit-learn's ``ColumnTransformer``) instead of failing one column
-at a time.
+Real CSVs mix numbers, dates, categories and "NA". pandas reads them
+(:func:`._frames.read_frame`); this reader keeps every column by name, tells numeric
+columns from text ones, marks missing cells and refuses, located, a cell that is not a
+number in a column of numbers, so that a caller can select, drop and encode
+(:class:`TabularEncoder`, as the command line does) instead of failing one column at a
+time.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ import csv
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from ._files import is_number, label_position, open_text, tidy_labels
+from ._frames import MISSING_MARKERS, located_numbers, read_frame
 
 __all__ = ["Table", "load_table", "has_header", "MISSING_MARKERS"]
-
-#: cells read as missing (compared without case or surrounding blanks)
-MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none", "?"})
 
 
 @dataclass
@@ -29,50 +28,52 @@ class Table:
 
     Attributes
     ----------
-    names : list of str
+    frame : DataFrame
         The feature columns, in the file's order (or the order asked for).
-    columns : list of ndarray
-        One per name: float64 with NaN where missing (``kinds[j] == "numeric"``),
-        or object holding str and NaN where missing ("text").
-    kinds : list of str
     y : ndarray or None
-        The label column (integers, floats or strings), or None.
+        The label column (integers, floats or strings; a missing label None where
+        allowed), or None.
     label : str or None
         Its name.
     others : list of str
         The file's columns that are neither features nor the label.
+    dropped : int
+        Rows left out for a missing label (``drop_missing_labels``).
     """
 
-    names: list
-    columns: list
-    kinds: list
+    frame: pd.DataFrame
     y: object = None
     label: object = None
     others: list = field(default_factory=list)
+    dropped: int = 0
+
+    @property
+    def names(self):
+        return [str(c) for c in self.frame.columns]
+
+    @property
+    def kinds(self):
+        """Each column's kind: "numeric" or "text"."""
+        return ["numeric" if pd.api.types.is_numeric_dtype(self.frame[c].dtype)
+                and not pd.api.types.is_bool_dtype(self.frame[c].dtype) else "text"
+                for c in self.frame.columns]
 
     @property
     def n_rows(self):
-        return len(self.columns[0]) if self.columns else (0 if self.y is None else len(self.y))
+        return len(self.frame)
 
     def missing(self):
         """``{name: count}`` of the columns with missing cells."""
-        out = {}
-        for name, column, kind in zip(self.names, self.columns, self.kinds):
-            count = int(np.isnan(column).sum()) if kind == "numeric" else \
-                int(sum(1 for v in column if not isinstance(v, str)))
-            if count:
-                out[name] = count
-        return out
+        counts = self.frame.isna().sum()
+        return {str(name): int(count) for name, count in counts.items() if count}
 
     def to_array(self):
-        """The features as one array: float64 when every column is numeric, else object."""
+        """The features: a float64 array when every column is numeric, else the DataFrame
+        (the encoder reads it by its columns)."""
         if all(k == "numeric" for k in self.kinds):
-            return np.column_stack(self.columns) if self.columns else \
+            return self.frame.to_numpy(dtype=np.float64) if len(self.frame.columns) else \
                 np.empty((self.n_rows, 0))
-        out = np.empty((self.n_rows, len(self.names)), dtype=object)
-        for j, column in enumerate(self.columns):
-            out[:, j] = column
-        return out
+        return self.frame
 
 
 def _listing(names):
@@ -86,45 +87,9 @@ def _check_names(asked, header, flag, path):
                          f"columns: {_listing(header)}.")
 
 
-def _parse(values, name, path):
-    """A column's cells as ``(array, kind)``.
-
-    A column of numbers with a few cells that are not (at most half of them) is
-    a data error, located, rather than a text column; infinities too.
-    """
-    missing = [v.strip().lower() in MISSING_MARKERS for v in values]
-    numbers = np.full(len(values), np.nan)
-    bad = []
-    for i, (v, gone) in enumerate(zip(values, missing)):
-        if gone:
-            continue
-        try:
-            numbers[i] = float(v)
-        except ValueError:
-            bad.append(i)
-    present = len(values) - sum(missing)
-    if bad and 2 * len(bad) <= present:
-        i = bad[0]
-        raise ValueError(f"{path}: line {i + 2}, column {name}: {values[i].strip()!r} is not a "
-                         f"number (the column's other cells are; mark a missing cell NA, or "
-                         f"--drop-columns {name}).")
-    if bad:
-        text = np.empty(len(values), dtype=object)
-        for i, (v, gone) in enumerate(zip(values, missing)):
-            text[i] = np.nan if gone else v.strip()
-        return text, "text"
-    infinite = np.flatnonzero(np.isinf(numbers))
-    if infinite.size:
-        i = int(infinite[0])
-        raise ValueError(f"{path}: line {i + 2}, column {name}: {values[i].strip()!r} is "
-                         "infinite.")
-    return numbers, "numeric"
-
-
 def has_header(path, delimiter=","):
     """Whether the CSV's first line names its columns: a cell that is neither a number
-    nor a missing marker (:func:`load_csv`'s "infer", but a first row of data with "NA"
-    cells is data).
+    nor a missing marker (a first row of data with "NA" cells is data).
 
     Examples
     --------
@@ -139,14 +104,28 @@ def has_header(path, delimiter=","):
     return any(not is_number(c) and c.strip().lower() not in MISSING_MARKERS for c in first)
 
 
+def _header(path, delimiter):
+    with open_text(path) as handle:
+        first = next((r for r in csv.reader(handle, delimiter=delimiter)
+                      if r and any(c.strip() for c in r)), None)
+    if first is None:
+        raise ValueError(f"{path}: the file is empty.")
+    header = [c.strip() for c in first]
+    if len(set(header)) != len(header):
+        twice = sorted({n for n in header if header.count(n) > 1})
+        raise ValueError(f"{path}: the header names {', '.join(map(repr, twice))} more than "
+                         "once; give every column its own name.")
+    return header
+
+
 def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
-               need_label=True):
+               need_label=True, drop_missing_labels=False):
     """Read a CSV whose first line names its columns.
 
     Parameters
     ----------
     path : str or Path
-        The file (optionally .gz / .bz2).
+        The file (optionally .gz / .bz2 / .xz / .zip).
     label : str, int or None, default=-1
         The label column: a name, a position (negative from the end), or None.
         A named label missing from the file is allowed with ``need_label=False``
@@ -158,6 +137,10 @@ def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
         Columns to leave out.
     delimiter : str, default=","
     need_label : bool, default=True
+        With False, missing label cells are rows to predict (``y`` holds None there).
+    drop_missing_labels : bool, default=False
+        Leave out the rows whose label is missing (``dropped`` counts them) instead of
+        refusing them.
 
     Returns
     -------
@@ -172,21 +155,8 @@ def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
     >>> table.names, table.kinds, table.missing()
     (['t', 'wind'], ['numeric', 'text'], {'t': 1})
     """
-    with open_text(path) as handle:
-        rows = list(csv.reader(handle, delimiter=delimiter))
-    rows = [r for r in rows if r and any(c.strip() for c in r)]
-    if not rows:
-        raise ValueError(f"{path}: the file is empty.")
-    header = [c.strip() for c in rows[0]]
-    if len(set(header)) != len(header):
-        twice = sorted({n for n in header if header.count(n) > 1})
-        raise ValueError(f"{path}: the header names {', '.join(map(repr, twice))} more than "
-                         "once; give every column its own name.")
+    header = _header(path, delimiter)
     width = len(header)
-    for number, row in enumerate(rows[1:], start=2):
-        if len(row) != width:
-            raise ValueError(f"{path}: line {number} has {len(row)} fields, the header "
-                             f"{width}.")
     if isinstance(label, (int, np.integer)) and not isinstance(label, bool):
         label = header[label_position(label, header, width, path)]
     if label is not None and label not in header:
@@ -200,19 +170,35 @@ def load_table(path, *, label=-1, columns=None, drop_columns=(), delimiter=",",
         names = [c for c in columns if c != label and c not in drop]
     else:
         names = [c for c in header if c != label and c not in drop]
-    body = rows[1:]
-    if not body:
+    frame = read_frame(path, delimiter=delimiter)
+    frame.columns = header
+    if frame.empty:
         raise ValueError(f"{path}: no data rows (only the header line).")
-    parsed = [_parse([r[header.index(n)] for r in body], n, path) for n in names]
-    y = None
+    features = frame[names]
+    located_numbers(features, path, first_line=2)
+    y, dropped = None, 0
     if label is not None:
-        cells = [r[header.index(label)].strip() for r in body]
-        gone = [i + 2 for i, v in enumerate(cells) if v.lower() in MISSING_MARKERS]
-        if gone:
+        cells = frame[label]
+        gone = cells.isna().to_numpy()
+        if gone.any() and need_label and not drop_missing_labels:
+            lines = np.flatnonzero(gone) + 2
             raise ValueError(f"{path}: the label column {label!r} is missing on "
-                             f"{len(gone)} rows (lines {', '.join(map(str, gone[:5]))}"
-                             f"{', ...' if len(gone) > 5 else ''}); drop those rows.")
-        y = tidy_labels(np.array(cells))
+                             f"{int(gone.sum())} rows (lines {', '.join(map(str, lines[:5]))}"
+                             f"{', ...' if len(lines) > 5 else ''}); drop those rows "
+                             "(--drop-missing-labels).")
+        if gone.any() and drop_missing_labels:
+            features, cells = features[~gone], cells[~gone]
+            dropped, gone = int(gone.sum()), np.zeros(int((~gone).sum()), dtype=bool)
+            if len(features) == 0:
+                raise ValueError(f"{path}: the label column {label!r} is missing on every "
+                                 "row.")
+        present = cells[~gone].astype(str).str.strip().to_numpy()
+        y = tidy_labels(present)
+        if gone.any():  # rows to predict: their label is None
+            full = np.empty(len(cells), dtype=object)
+            full[~gone] = y
+            full[gone] = None
+            y = full
     others = [c for c in header if c not in names and c != label]
-    return Table(names=names, columns=[c for c, _ in parsed], kinds=[k for _, k in parsed],
-                 y=y, label=label, others=others)
+    return Table(frame=features.reset_index(drop=True), y=y, label=label, others=others,
+                 dropped=dropped)
