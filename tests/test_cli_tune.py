@@ -30,8 +30,9 @@ def test_tune_prints_leaderboard_saves_model_and_heatmap(data):
                  "--no-progress", "--top", "5")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    # both families and the Laplacian, a neighbour of the best line, race on every row
-    assert "searched 147 configurations x 5 folds" in out
+    # both families race on every row (7 x 7 each), and the Laplacian, a neighbour of the
+    # best line, with its best third of the gammas (3 x 7)
+    assert "searched 119 configurations x 5 folds" in out
     assert out.count("family=") == 5 and "test accuracy: 0.9" in out
     assert heatmap.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     predicted = run("evaluate", str(model), str(data / "test.csv"))

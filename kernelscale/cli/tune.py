@@ -114,8 +114,9 @@ def search_budget(args, started):
     spent = time.perf_counter() - started
     left = whole - spent - min(AFTER_SEARCH_SECONDS, 0.1 * whole)
     if left <= 0:
-        raise ValueError(f"--time-budget {args.time_budget}: reading the data took {spent:.1f} s "
-                         f"of it and the search has none left; give a budget of at least "
+        raise ValueError(f"--time-budget {args.time_budget} is too short for the cheapest model: "
+                         f"reading the data took {spent:.1f} s of it and the search has none "
+                         f"left; give a budget of at least "
                          f"{int(2 * spent + AFTER_SEARCH_SECONDS + 1)}s.")
     return left
 

@@ -18,7 +18,7 @@ from ._files import (
     sniff_delimiter,
     tidy_labels,
 )
-from ._frames import numeric_block, parse_errors, read_frame
+from ._frames import label_cells, numeric_block, parse_errors, read_frame
 from ._svmlight import SvmlightChunks
 
 __all__ = ["NpyChunks", "CsvChunks", "open_chunks"]
@@ -220,10 +220,12 @@ class CsvChunks(ChunkedDataset):
                     raise ValueError(f"{self.path}, line {line}: {frame.shape[1]} fields where "
                                      f"the first line has {self.width}; every row needs the "
                                      "same number of columns.")
-                X = numeric_block(frame.iloc[:, features], self.path, line, names)
+                X = numeric_block(frame.iloc[:, features], self.path, line, names,
+                                  delimiter=self.delimiter, width=self.width)
                 y = None
                 if self.has_labels:
-                    raw = frame.iloc[:, self.label_at].astype(str).str.strip().to_numpy()
+                    raw = label_cells(frame.iloc[:, self.label_at], self.path, line,
+                                      delimiter=self.delimiter, width=self.width)
                     y = self._labels(raw, [line, line + len(frame) - 1])
                 line += len(frame)
                 yield X, y

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._frames import numeric_block, read_frame, text_encoding
+from ._frames import label_cells, numeric_block, read_frame, text_encoding
 
 __all__ = [
     "load_csv", "load_npz", "load_mnist_idx", "guess_format", "open_text", "is_number",
@@ -121,10 +121,12 @@ def load_csv(path, label_column=-1, *, header="infer", delimiter=",", dtype=np.f
                          f"{width}; every row needs the same number of columns.")
     features = [k for k in range(width) if k != label_at]
     names = [first[k].strip() if is_header else k + 1 for k in features]
-    X = numeric_block(frame.iloc[:, features], path, 2 if is_header else 1, names)
+    X = numeric_block(frame.iloc[:, features], path, 2 if is_header else 1, names,
+                      delimiter=delimiter, width=width)
     if label_at is None:
         return X.astype(dtype, copy=False), None
-    labels = frame.iloc[:, label_at].astype(str).str.strip().to_numpy()
+    labels = label_cells(frame.iloc[:, label_at], path, 2 if is_header else 1,
+                         delimiter=delimiter, width=width)
     return X.astype(dtype, copy=False), tidy_labels(labels)
 
 
@@ -181,6 +183,8 @@ def label_position(label_column, fields, width, path):
 def tidy_labels(y):
     """Labels as integers when they all are, else floats when numbers, else strings."""
     y = np.asarray(y)
+    if y.dtype.kind == "O":  # text cells as objects (pandas' columns)
+        y = y.astype(str)
     if y.dtype.kind in "US":
         if not all(is_number(v) for v in y):
             return y.astype(str)

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["MISSING_MARKERS", "read_frame", "text_encoding", "located_numbers", "NA_VALUES",
-           "parse_errors", "numeric_block"]
+           "parse_errors", "numeric_block", "label_cells"]
 
 #: cells read as missing (compared without case or surrounding blanks)
 MISSING_MARKERS = frozenset({"", "na", "n/a", "nan", "null", "none", "?"})
@@ -129,30 +129,68 @@ def parse_errors(exc, path):
     return exc
 
 
-def numeric_block(frame, path, first_line, names=None):
+def numeric_block(frame, path, first_line, names=None, *, delimiter=",", width=None):
     """A frame of numbers as a float64 array, or one line naming the line and column of a
-    cell that is not a finite number (missing cells included)."""
-    located_numbers(frame, path, first_line, strict=True)
+    cell that is not a finite number (missing cells included; a line with fewer fields
+    than the first, which pandas reads as missing cells, is said as such)."""
+    located_numbers(frame, path, first_line, strict=True, names=names)
     X = frame.to_numpy(dtype=np.float64, na_value=np.nan)
     bad = np.argwhere(~np.isfinite(X))
     if bad.size:
         row, k = int(bad[0][0]), int(bad[0][1])
+        line = first_line + row
+        fields = _fields_on(path, line, delimiter)
+        if width is not None and fields is not None and fields != width:
+            raise ValueError(f"{path}, line {line}: {fields} fields where the first line has "
+                             f"{width}; every row needs the same number of columns.")
         column = names[k] if names is not None else frame.columns[k]
-        raise ValueError(f"{path}, line {first_line + row}, column {column}: "
-                         f"{frame.iloc[row, k]!r} is NaN or infinite (or missing); remove or "
-                         "impute those values.")
+        raise ValueError(f"{path}, line {line}, column {column}: {str(X[row, k])!r} is NaN "
+                         "or infinite (or missing); remove or impute those values.")
     return X
 
 
-def located_numbers(frame, path, first_line, *, strict=False):
+def label_cells(column, path, first_line, *, delimiter=",", width=None):
+    """A label column's cells as stripped text, or one line naming a row without its label
+    (a line with fewer fields than the first, said as such)."""
+    gone = np.flatnonzero(column.isna().to_numpy())
+    if gone.size:
+        line = first_line + int(gone[0])
+        fields = _fields_on(path, line, delimiter)
+        if width is not None and fields is not None and fields != width:
+            raise ValueError(f"{path}, line {line}: {fields} fields where the first line has "
+                             f"{width}; every row needs the same number of columns.")
+        raise ValueError(f"{path}, line {line}: the label is missing; drop the rows without "
+                         "one.")
+    return column.astype(str).str.strip().to_numpy()
+
+
+def _fields_on(path, line, delimiter):
+    """The number of fields on the file's line ``line`` (1-based), or None."""
+    import csv
+
+    from ._files import open_text
+
+    try:
+        with open_text(path) as handle:
+            for number, fields in enumerate(csv.reader(handle, delimiter=delimiter), start=1):
+                if number == line:
+                    return len(fields)
+    except (OSError, ValueError, csv.Error):
+        return None
+    return None
+
+
+def located_numbers(frame, path, first_line, *, strict=False, names=None):
     """Refuse, naming the line and column, a column of numbers with a cell that is not one
     (at most half of its present cells are not: a data error, not a text column) or an
     infinite cell. ``strict``: every column must be numbers.
 
-    ``first_line``: the file's line number of the frame's first row (2 under a header).
+    ``first_line``: the file's line number of the frame's first row (2 under a header);
+    ``names``: the columns' names in the messages (the frame's own where None).
     """
-    for name in frame.columns:
-        column = frame[name]
+    for j, key in enumerate(frame.columns):
+        column = frame[key]
+        name = key if names is None else names[j]
         if pd.api.types.is_numeric_dtype(column.dtype) and \
                 not pd.api.types.is_bool_dtype(column.dtype):
             values = column.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -160,7 +198,7 @@ def located_numbers(frame, path, first_line, *, strict=False):
             if infinite.size:
                 i = int(infinite[0])
                 raise ValueError(f"{path}: line {first_line + i}, column {name}: "
-                                 f"{values[i]!r} is infinite; remove or impute it.")
+                                 f"{str(values[i])!r} is infinite; remove or impute it.")
             continue
         present = column.notna().to_numpy()
         numbers = pd.to_numeric(column, errors="coerce").to_numpy(dtype=np.float64)

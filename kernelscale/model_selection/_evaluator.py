@@ -160,19 +160,20 @@ class Evaluator:
             data = data.take(index)
         return data, folds
 
-    def memory_left(self, rows=None):
+    def memory_left(self, rows=None, copied=None):
         """The memory budget less what the search holds beside the work: the learned
         metrics' copies of the columns, the out-of-fold predictions kept
-        (:attr:`oof_bytes`) and, for work on a subsample of ``rows`` rows, its copy."""
-        copy = 0
-        if rows is not None and rows < self.n:
-            copy = int(nbytes(self.data.X) * rows / self.n) + 24 * rows
+        (:attr:`oof_bytes`) and, for work on a subsample of ``rows`` rows, its copy
+        (``copied``: the rows the work copies, where not those)."""
+        copied = (rows if rows is not None and rows < self.n else 0) if copied is None \
+            else copied
+        copy = int(nbytes(self.data.X) * copied / self.n) + 24 * copied
         return self.settings.memory_budget - self.held_bytes - self.oof_bytes - copy
 
-    def settings_for(self, line, probability=False, rows=None):
+    def settings_for(self, line, probability=False, rows=None, copied=None):
         """The search's settings as the line's models see them on ``rows`` rows (their
         budget: :meth:`memory_left`)."""
-        changes = {"memory_budget": self.memory_left(rows)}
+        changes = {"memory_budget": self.memory_left(rows, copied)}
         if line.balanced:
             changes["class_weight"] = "balanced"
         if not probability:
@@ -311,8 +312,11 @@ class Evaluator:
         rows (``on_records([record])`` as each ends); a configuration that fails drops out
         with a warning."""
         index, folds = self.rung(rows)
-        X, y = self.data.X[index], self.data.y[index]
-        weights = self.data.sample_weight[index]
+        if rows >= self.n:  # every row: no copy
+            X, y, weights = self.data.X, self.data.y, self.data.sample_weight
+        else:
+            X, y = self.data.X[index], self.data.y[index]
+            weights = self.data.sample_weight[index]
         classes = self.data.classes
         records = []
         for factor, penalty, n_components in configs:
@@ -322,7 +326,8 @@ class Evaluator:
             scores, fits, scored, parts = [], [], [], []
             try:
                 for train, val in folds:
-                    model, _ = self.model(line, params, train.size, rows)
+                    # the fold's training and held-out rows are copies: a rung's rows
+                    model, _ = self.model(line, params, train.size, rows, copied=rows)
                     watch = Stopwatch()
                     with config_context(show_progress=False):
                         model.fit(X[train], y[train], sample_weight=weights[train])
@@ -368,7 +373,8 @@ class Evaluator:
             raw["gamma"] = params["gamma"] * (np.sqrt(widths) if laplacian else widths)
         return raw
 
-    def model(self, line, params, train_rows, scored_rows=None, *, probability=False):
+    def model(self, line, params, train_rows, scored_rows=None, *, probability=False,
+              copied=None):
         """The unfitted estimator of a configuration for a fit on ``train_rows`` rows of
         the given columns, and its ``best_params_``.
 
@@ -385,7 +391,7 @@ class Evaluator:
                                                           self.settings.weight_total)
         if "n_components" in raw and family.capped:
             raw["n_components"] = int(min(raw["n_components"], train_rows))
-        settings = self.settings_for(line, probability, rows=train_rows)
+        settings = self.settings_for(line, probability, rows=train_rows, copied=copied)
         model_params = {k: v for k, v in raw.items() if k not in ("metric", "n_leaves")}
         if self.classifier:
             estimator = classifier_model(model_params, settings)
