@@ -58,6 +58,7 @@ def result():
     return res
 
 
+@pytest.mark.slow
 def test_records_hold_medians_of_every_run(result):
     assert result["repeats"] == 3 and result["command"] == "test run"
     assert len(result["records"]) == 2 + 2 * 2
@@ -79,6 +80,7 @@ def test_records_hold_medians_of_every_run(result):
         assert large["n_features_out"] == 40
 
 
+@pytest.mark.slow
 def test_report_files_and_ratios(result, tmp_path):
     paths = write_report(result, tmp_path / "out")
     assert set(paths) == {"report", "results", "accuracy", "time", "error"}

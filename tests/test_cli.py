@@ -32,6 +32,7 @@ def test_approx_prints_table_and_writes_plot_and_records(tmp_path):
         assert large < small
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["laplacian", "polynomial"])
 def test_approx_other_kernels(kernel):
     result = run("approx", "--kernel", kernel, "--sizes", "32", "--repeats", "1",
@@ -77,6 +78,7 @@ def one_line_error(result):
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_fit_predict_evaluate_round_trip_on_a9a_equals_the_api(a9a, tmp_path):
     from kernelscale import ApproxKernelSVC
@@ -221,6 +223,7 @@ def test_fit_output_and_data_errors(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bench_quick_writes_report_and_plots(tmp_path):
     result = run("bench", "synthetic", "--quick", "--repeats", "1", "--out", str(tmp_path),
                  "--no-progress")

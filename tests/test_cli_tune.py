@@ -56,6 +56,7 @@ def test_fit_model_auto_says_what_it_chose(data):
     assert "KernelSVC" in result.stdout
 
 
+@pytest.mark.slow
 def test_tune_nystrom_svm_family_saves_a_model_predict_reads(data):
     model = data / "nystrom.ksm"
     result = run("tune", str(data / "train.csv"), "--test", str(data / "test.csv"),
@@ -67,6 +68,7 @@ def test_tune_nystrom_svm_family_saves_a_model_predict_reads(data):
     assert evaluated.returncode == 0 and "ApproxKernelSVC" in evaluated.stdout, evaluated.stderr
 
 
+@pytest.mark.slow
 def test_predict_writes_probabilities_and_decision_values(data):
     model = data / "proba.ksm"
     fitted = run("fit", str(data / "train.csv"), "--model", "kernel-svc", "--param",
@@ -90,6 +92,7 @@ def test_predict_writes_probabilities_and_decision_values(data):
     assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.slow
 def test_fit_cv_prints_cross_validation_accuracy(data):
     result = run("fit", str(data / "train.csv"), "--model", "kernel-svc", "--cv", "4",
                  "-o", str(data / "cv.ksm"), "--no-progress")
@@ -101,6 +104,7 @@ def test_fit_cv_prints_cross_validation_accuracy(data):
         assert bad.returncode == 2 and message in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_sigint_after_the_first_model_writes_a_model_predict_uses(tmp_path, interruptible):
     # issue 44: Ctrl-C 5 s after the first model held keeps the best model held: the
     # model file is written, exit 0, "stopped early: best of N scored"

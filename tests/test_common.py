@@ -263,10 +263,22 @@ def _order_and_subset_invariance(estimator, name):
                                        * scale, err_msg=method)
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
-def test_sklearn_compatible(estimator, check):
+def _run_check(estimator, check):
     name = _check_name(check)
     if name in FLOAT32_ORDER_CHECKS and _float32_blocks(estimator):
         _order_and_subset_invariance(estimator, name)
         return
     check(estimator)
+
+
+@parametrize_with_checks(DEFAULTS, expected_failed_checks=expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    """Every estimator at its defaults (the README's test command)."""
+    _run_check(estimator, check)
+
+
+@pytest.mark.slow
+@parametrize_with_checks(ESTIMATORS[len(DEFAULTS):], expected_failed_checks=expected_failed_checks)
+def test_sklearn_compatible_variants(estimator, check):
+    """The variants that exercise other paths (the slow set, which CI runs too)."""
+    _run_check(estimator, check)

@@ -74,6 +74,7 @@ def test_dask_ridge_equals_in_memory(client, problem):
     np.testing.assert_allclose(scores.compute(), memory.decision_function(X_test), atol=1e-8)
 
 
+@pytest.mark.slow
 def test_dask_ridge_regressor_multi_output(client, problem):
     X, _, _, _ = problem
     Y = np.column_stack([X[:, 0] ** 2, np.cos(X[:, 1])])
@@ -89,6 +90,7 @@ def test_dask_ridge_regressor_multi_output(client, problem):
     assert memory.coef_.shape == (2, 64)
 
 
+@pytest.mark.slow
 def test_dask_float32_ridge_is_close(client, problem):
     X, y, _, _ = problem
     make = lambda: ApproxKernelRidgeClassifier(  # noqa: E731
@@ -96,6 +98,7 @@ def test_dask_float32_ridge_is_close(client, problem):
     assert _relative(make().fit(*_dask(X, y)).coef_, make().fit(X, y).coef_) < 1e-4
 
 
+@pytest.mark.slow
 def test_dask_squared_hinge_svm_matches_in_memory(client, problem):
     X, y, X_test, y_test = problem
     make = lambda: ApproxKernelSVC(feature_map="rff", n_components=128,  # noqa: E731
@@ -106,6 +109,7 @@ def test_dask_squared_hinge_svm_matches_in_memory(client, problem):
     assert _relative(distributed_fit.coef_, memory.coef_) < 2e-3
 
 
+@pytest.mark.slow
 def test_dask_squared_svr_matches_in_memory(client, problem):
     X = problem[0]
     y = np.sin(X[:, 0]) + 0.5 * X[:, 1]
@@ -119,6 +123,7 @@ def test_dask_squared_svr_matches_in_memory(client, problem):
                                atol=2e-3)
 
 
+@pytest.mark.slow
 def test_dask_linear_svc_multiclass(client):
     from sklearn.datasets import make_classification
 
@@ -129,6 +134,7 @@ def test_dask_linear_svc_multiclass(client):
     assert np.mean(distributed_fit.predict(X) == memory.predict(X)) > 0.99
 
 
+@pytest.mark.slow
 def test_dask_logistic_and_predict_proba(client, problem):
     X, y, X_test, _ = problem
     make = lambda: KernelLogisticRegression(feature_map="rff", n_components=64,  # noqa: E731
@@ -139,6 +145,7 @@ def test_dask_logistic_and_predict_proba(client, problem):
     np.testing.assert_allclose(proba.compute(), memory.predict_proba(X_test), atol=1e-3)
 
 
+@pytest.mark.slow
 def test_dask_feature_map_and_pca_transform(client, problem):
     X, _, X_test, _ = problem
     fmap = RandomFourierFeatures(n_components=32, gamma=0.1, random_state=0).fit(X)
@@ -176,6 +183,7 @@ def _slow_rows(X, block, delay):
     return X[block]
 
 
+@pytest.mark.slow
 def test_worker_processes_and_a_killed_worker(problem):
     """Two worker processes; one dies mid-fit; Dask recomputes its blocks; same result."""
     import dask
@@ -216,6 +224,7 @@ def test_worker_processes_and_a_killed_worker(problem):
         assert all(v is not None and v >= 1 for v in blas.values())
 
 
+@pytest.mark.slow
 def test_dask_falkon_equals_in_memory(client, problem):
     """With every row sampled for the centres, the distributed CG equals the local one."""
     from kernelscale import NystromKernelRidge, NystromKernelRidgeClassifier
@@ -237,6 +246,7 @@ def test_dask_falkon_equals_in_memory(client, problem):
                      reg().fit(X, target).dual_coef_) < 1e-6
 
 
+@pytest.mark.slow
 def test_dask_doubly_sgd_trains_block_by_block(client, problem):
     from kernelscale import DoublySGDSVC
 
@@ -245,6 +255,7 @@ def test_dask_doubly_sgd_trains_block_by_block(client, problem):
     assert model.n_iter_ == 60 and model.score(X_test, y_test) > 0.7
 
 
+@pytest.mark.slow
 def test_dask_kernel_kmeans(client):
     from sklearn.datasets import make_blobs
     from sklearn.metrics import adjusted_rand_score

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 
+@pytest.mark.slow
 def test_the_docs_build_without_warnings(tmp_path):
     pytest.importorskip("sphinx", reason="the docs extra (sphinx, numpydoc) is not installed")
     pytest.importorskip("numpydoc", reason="the docs extra (sphinx, numpydoc) is not installed")
@@ -45,6 +46,7 @@ def _docs_build_runs_the_examples():
 
 @pytest.mark.skipif(_docs_build_runs_the_examples(),
                     reason="the docs build runs every example (test_the_docs_build_...)")
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
 def test_examples_run(example, tmp_path):
     # without the docs extra, the examples still run as the scripts a user runs

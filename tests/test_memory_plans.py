@@ -172,7 +172,12 @@ PATHS = {
 }
 
 
-@pytest.mark.parametrize("name", list(PATHS))
+#: the paths the README's test command measures; the rest are in the slow set
+QUICK_PATHS = ("FALKON search with leaves", "exact grid, matrix")
+
+
+@pytest.mark.parametrize("name", [n if n in QUICK_PATHS else
+                                  pytest.param(n, marks=pytest.mark.slow) for n in PATHS])
 def test_peak_memory_stays_within_the_budget(name, peak_memory):
     budget, make, run = PATHS[name]
     data = make()

@@ -20,7 +20,8 @@ def mean_error(cls, X, n_components, seeds=range(3), **params):
 
 
 @pytest.mark.parametrize("cls", MAPS)
-@pytest.mark.parametrize("degree, coef0", [(2, 1.0), (3, 0.5), (2, 0.0)])
+@pytest.mark.parametrize("degree, coef0", [(2, 1.0), pytest.param(3, 0.5, marks=pytest.mark.slow),
+                                           pytest.param(2, 0.0, marks=pytest.mark.slow)])
 def test_unbiased(cls, degree, coef0):
     X = np.random.default_rng(0).normal(size=(15, 4)) / 2
     K = polynomial_kernel(X, gamma=0.5, degree=degree, coef0=coef0)

@@ -357,6 +357,7 @@ def _cli(*args):
                           capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 def test_cli_fit_stream_equals_the_in_memory_fit(tmp_path, problem):
     X, y, _, _ = problem
     path = tmp_path / "train.npy"
@@ -376,6 +377,7 @@ def test_cli_fit_stream_equals_the_in_memory_fit(tmp_path, problem):
     assert evaluated.returncode == 0, evaluated.stderr
 
 
+@pytest.mark.slow
 def test_cli_stream_errors(tmp_path, problem):
     X, y, _, _ = problem
     path = tmp_path / "train.npy"

@@ -34,7 +34,7 @@ def _full_coef(model, n):
     return coef
 
 
-@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("path", ["matrix", pytest.param("rows", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("kernel,params", KERNELS)
 @pytest.mark.parametrize("epsilon", [0.01, 0.1, 1.0])
 def test_svr_matches_libsvm(path, kernel, params, epsilon):

@@ -51,6 +51,7 @@ def tuned_regression():
     return search, X, y, X_test, y_test
 
 
+@pytest.mark.slow
 def test_the_refit_scores_what_the_search_scored(tuned_regression):
     search, X, y, X_test, y_test = tuned_regression
     best = search.best_params_
@@ -63,6 +64,7 @@ def test_the_refit_scores_what_the_search_scored(tuned_regression):
     assert test > search.best_score_ - 0.01
 
 
+@pytest.mark.slow
 def test_a_fresh_fit_of_best_params_is_the_tuned_model(tuned_regression):
     search, X, y, X_test, y_test = tuned_regression
     fresh = clone(search.best_estimator_).fit(X, y)
@@ -103,6 +105,7 @@ def test_float32_search_does_not_search_penalties_it_cannot_refit():
         KernelRegressorCV(alphas=[n * 1e-9], dtype="float32").fit(X, y)
 
 
+@pytest.mark.slow
 def test_the_leaderboard_says_when_the_best_is_on_the_grid_edge(tuned_regression):
     search = tuned_regression[0]
     assert "alpha=" in search.leaderboard()[-1] and "smallest tried" in search.leaderboard()[-1]
@@ -373,6 +376,7 @@ def test_r2_of_the_regression_fixture_is_not_trivial():
     assert r2_score(y_test, f64.predict(X_test)) - r2_score(y_test, f32.predict(X_test)) > 0.05
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_kernelscale_tune_keeps_the_best_so_far(tmp_path, interruptible):
     # a real SIGINT to a real `kernelscale tune`, once its bar shows a scored gamma
     import select

@@ -167,11 +167,12 @@ def label_cells(column, path, first_line, *, delimiter=",", width=None):
 def _fields_on(path, line, delimiter):
     """The number of fields on the file's line ``line`` (1-based), or None."""
     import csv
+    import io
 
-    from ._files import open_text
-
+    path = Path(path)
     try:
-        with open_text(path) as handle:
+        raw = _OPENERS.get(path.suffix.lower(), open)(path, "rb")
+        with io.TextIOWrapper(raw, encoding=text_encoding(path), errors="replace") as handle:
             for number, fields in enumerate(csv.reader(handle, delimiter=delimiter), start=1):
                 if number == line:
                     return len(fields)
