@@ -15,7 +15,8 @@ Data sets: ``nonlinear-N`` (``make_nonlinear_problem(N)``, a fresh test draw),
 ``diamonds`` (R^2 of log price, ordered categories as their ranks, a random 20% held
 out), and three tables read as a user reads them (pandas, text as categories):
 ``bank`` (bank marketing without the call's duration; accuracy), ``california``
-(R^2 of log house value) and ``electricity`` (accuracy, split by time). Results: ``benchmarks/results/budget.json`` (merged run by run).
+(R^2 of log house value) and ``electricity`` (accuracy, split by time). Results:
+``benchmarks/results/budget.json`` (merged run by run).
 
 Usage::
 
