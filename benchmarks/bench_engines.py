@@ -25,8 +25,8 @@ from sklearn.datasets import make_classification
 
 from kernelscale.datasets import load_mnist10k
 from kernelscale.kernels import make_kernel
-from kernelscale.solvers import ovo_problems, smo
-from kernelscale.solvers.smo import MatrixCache, MatrixRows, smo_dense, submatrix
+from kernelscale.solvers import ovo_problems
+from kernelscale.solvers.smo import MatrixCache, MatrixRows, smo, smo_dense, submatrix
 
 
 def _data(name):

@@ -41,7 +41,7 @@ from sklearn.svm import SVC
 
 from kernelscale import KernelClassifierCV
 from kernelscale.datasets import load_dataset, make_nonlinear_problem, make_synthetic_problem
-from kernelscale.model_selection import DEFAULT_CS, DEFAULT_GAMMA_FACTORS
+from kernelscale.model_selection._space import DEFAULT_CS, DEFAULT_GAMMA_FACTORS
 
 
 def _split(X, y, n_train, n_test, seed=0):

@@ -7,7 +7,8 @@ from sklearn.datasets import make_blobs, make_classification, make_moons
 from sklearn.model_selection import StratifiedKFold
 
 from kernelscale import KernelSVC
-from kernelscale.model_selection import exact_svm_grid, exact_svm_rows_grid
+from kernelscale.model_selection._exact import exact_svm_grid
+from kernelscale.model_selection._exact_rows import exact_svm_rows_grid
 from kernelscale.solvers.smo import DenseWorkspace, smo_dense, smo_dense_path
 
 
@@ -215,7 +216,7 @@ def test_the_search_keeps_the_matrix_only_where_one_thread_copy_fits_too(moons):
 
     from kernelscale import KernelClassifierCV
     from kernelscale._config import format_bytes
-    from kernelscale.model_selection import exact_grid_bytes, exact_matrix_bytes
+    from kernelscale.model_selection._exact import exact_grid_bytes, exact_matrix_bytes
     X, y = moons
     classes, y_index = np.unique(y, return_inverse=True)
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))

@@ -12,7 +12,7 @@ from sklearn.kernel_ridge import KernelRidge
 from kernelscale import MemoryBudgetError, NystromKernelRidge, NystromKernelRidgeClassifier
 from kernelscale.datasets import data_dir, load_mnist10k
 from kernelscale.models.ridge._falkon_settings import AUTO_PENALTY, auto_n_components
-from kernelscale.solvers import conjugate_gradient
+from kernelscale.solvers._cg import conjugate_gradient
 from kernelscale.solvers.falkon import FalkonPreconditioner, normal_product, solve_triangular
 
 

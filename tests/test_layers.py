@@ -236,6 +236,31 @@ def test_the_models_package_keeps_no_shims_of_moved_names():
         models.solve_svm_path  # noqa: B018
 
 
+def _names_imported_from(package):
+    """Names that modules outside ``package`` (a layer) import from it by its front."""
+    found = set()
+    for _path, _line, source, target, names, _order in edges():
+        if target == package and not source.startswith(package + ".") and source != package:
+            found.update(names)
+    return found
+
+
+@pytest.mark.parametrize("package", ["kernelscale.solvers", "kernelscale.model_selection"])
+def test_a_layers_front_exports_only_what_other_layers_import(package):
+    """A name only a layer's own modules (or tests) use stays private: the front must not
+    grow past what the layers above import (the root's lazy names count as imports)."""
+    import importlib
+
+    import kernelscale
+
+    front = importlib.import_module(package)
+    used = _names_imported_from(package)
+    used |= {name for name, where in kernelscale._NAMES.items()
+             if where == "." + package.split(".", 1)[1]}
+    unused = sorted(set(front.__all__) - used)
+    assert not unused, f"{package}.__all__ exports names no other layer imports: {unused}"
+
+
 def test_every_module_a_model_file_of_an_older_version_names_resolves():
     import importlib
 

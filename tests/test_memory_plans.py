@@ -203,7 +203,8 @@ def test_a_plan_names_the_budget_that_would_do():
 def test_the_exact_svm_asks_one_plan_for_the_matrix():
     # the family choice, the grid and KernelSVC answer "does the matrix fit" alike at
     # every budget around the edge (five formulas disagreed at 8 n^2 before)
-    from kernelscale.model_selection import choose_families, exact_grid_memory
+    from kernelscale.model_selection import choose_families
+    from kernelscale.model_selection._exact import exact_grid_memory
 
     X, y = _classification(300, classes=3)
     classes, y_index = np.unique(y, return_inverse=True)

@@ -13,8 +13,10 @@ from sklearn.svm import SVC
 
 from kernelscale import KernelClassifierCV, KernelRegressorCV, NystromKernelRidgeClassifier, _clock
 from kernelscale.kernels import RBF, Laplacian
-from kernelscale.model_selection import SCORERS, SearchTimeError, falkon_grid, fold_statistics
+from kernelscale.model_selection import SearchTimeError
 from kernelscale.model_selection._evaluator import Evaluator
+from kernelscale.model_selection._least_squares import falkon_grid, fold_statistics
+from kernelscale.model_selection._space import SCORERS
 from kernelscale.solvers import ridge_path
 
 

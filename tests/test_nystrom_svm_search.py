@@ -7,7 +7,8 @@ from sklearn.model_selection import StratifiedKFold
 
 from kernelscale import ApproxKernelSVC, KernelClassifierCV
 from kernelscale.feature_maps import Nystroem
-from kernelscale.model_selection import CLASSIFIER_FAMILIES, nystrom_svm_grid
+from kernelscale.model_selection import CLASSIFIER_FAMILIES
+from kernelscale.model_selection._features import nystrom_svm_grid
 
 
 def _folds(X, y, k=5):

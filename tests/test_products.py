@@ -9,8 +9,8 @@ from sklearn.metrics import pairwise as skp
 from threadpoolctl import threadpool_info
 
 from kernelscale.kernels import _products, blas_on_numba_threads, gram_product, make_kernel
-from kernelscale.solvers import KernelRows, smo
-from kernelscale.solvers.smo import RowCache
+from kernelscale.solvers import KernelRows
+from kernelscale.solvers.smo import RowCache, smo
 
 RNG = np.random.default_rng(7)
 

@@ -8,7 +8,8 @@ from sklearn.model_selection import StratifiedKFold
 
 from kernelscale import ApproxKernelSVC, KernelClassifierCV
 from kernelscale.feature_maps import RandomFourierFeatures
-from kernelscale.model_selection import CLASSIFIER_FAMILIES, rff_svm_grid
+from kernelscale.model_selection import CLASSIFIER_FAMILIES
+from kernelscale.model_selection._features import rff_svm_grid
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])

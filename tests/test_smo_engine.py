@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from kernelscale.kernels import make_kernel
-from kernelscale.solvers import KernelRows, smo, smo_one_class
-from kernelscale.solvers.smo import MatrixCache, MatrixRows, RowCache, smo_dense
+from kernelscale.solvers import KernelRows
+from kernelscale.solvers.smo import MatrixCache, MatrixRows, RowCache, smo, smo_dense, smo_one_class
 
 compiled = importlib.import_module("kernelscale.solvers.smo._dense_compiled")
 dense = importlib.import_module("kernelscale.solvers.smo._dense")

@@ -7,8 +7,14 @@ from sklearn.svm import SVR, OneClassSVM
 from kernelscale import KernelOneClassSVM, KernelSVR
 from kernelscale._constraints import InvalidParameterError
 from kernelscale.kernels import make_kernel
-from kernelscale.solvers import KernelRows, smo_one_class, smo_regression
-from kernelscale.solvers.smo import PairedRows, dual_objective, one_class_start
+from kernelscale.solvers import KernelRows
+from kernelscale.solvers.smo import (
+    PairedRows,
+    dual_objective,
+    one_class_start,
+    smo_one_class,
+    smo_regression,
+)
 
 # the kernel matrix held whole (default) and kernel rows through the LRU cache
 PATHS = {"matrix": None, "rows": 100_000}

@@ -35,7 +35,7 @@ from kernelscale import (
     get_config,
 )
 from kernelscale.datasets import ArrayChunks
-from kernelscale.solvers import conjugate_gradient
+from kernelscale.solvers._cg import conjugate_gradient
 
 X, y = make_classification(n_samples=400, n_features=6, n_informative=4, random_state=0)
 

@@ -38,7 +38,7 @@ def choose_families(task, n_samples, n_features, n_classes, memory_budget, exact
     memory_budget : int
     exact_plan : kernelscale.MemoryPlan, default=None
         The exact grid's plan for these data and folds
-        (:func:`kernelscale.model_selection.exact_grid_memory`): the same answer
+        (:func:`kernelscale.model_selection._exact.exact_grid_memory`): the same answer
         the grid will give to "does the matrix fit". None: the planner's answer
         without the solving threads' copies of the fold blocks.
 

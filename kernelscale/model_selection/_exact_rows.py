@@ -38,7 +38,7 @@ def exact_svm_rows_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref,
                         on_unit=None):
     """:func:`exact_svm_grid`'s records through row caches instead of the whole matrix.
 
-    Parameters and returns are :func:`kernelscale.model_selection.exact_svm_grid`'s
+    Parameters and returns are :func:`kernelscale.model_selection._exact.exact_svm_grid`'s
     (problems are solved one after another: each has its cache).
     """
     Cs = np.sort(np.asarray(Cs, dtype=np.float64))

@@ -80,7 +80,7 @@ def nystrom_svm_grid(X, y_index, classes, sample_weight, folds, *, gamma_ref, fa
     memory_budget : int
     n_jobs : int, default=1
         Threads of the linear solvers (one-vs-rest problems side by side).
-    deadline, on_unit : as :func:`kernelscale.model_selection.exact_svm_grid`'s.
+    deadline, on_unit : as :func:`kernelscale.model_selection._exact.exact_svm_grid`'s.
 
     Returns
     -------

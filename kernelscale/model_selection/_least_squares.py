@@ -170,7 +170,7 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
         ``score(fold_index, predictions)`` for the fold's validation rows: the score,
         or ``(score, kept)`` to keep what it scored on the record (``oof``).
     memory_budget : int
-    deadline, on_unit : as :func:`kernelscale.model_selection.exact_svm_grid`'s.
+    deadline, on_unit : as :func:`kernelscale.model_selection._exact.exact_svm_grid`'s.
     intercept : bool, default=False
         Each fold fits its training targets' weighted mean as an intercept and the
         kernel part on what is left (``NystromKernelRidge(fit_intercept=True)``):

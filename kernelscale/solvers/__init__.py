@@ -9,7 +9,6 @@ preconditioner and operators, the numba products) stay in their subpackages
 
 from ._agop import gradient_outer_product
 from ._blocked import weighted_gram
-from ._cg import conjugate_gradient
 from ._chunked_solvers import (
     check_finite_chunk,
     chunked_kmeans,
@@ -57,8 +56,15 @@ from ._svm_problems import (
     plus_minus_targets,
 )
 from ._widths import WIDTH_KERNELS, holdout_loss
-from .falkon import FalkonOptions, falkon, falkon_solve, falkon_system
-from .smo import KernelRows, linear_one_class, smo, smo_one_class, smo_regression
+from .falkon import FalkonOptions, falkon_solve, falkon_system
+from .smo import (
+    KernelRows,
+    linear_one_class,
+    one_class_start,
+    smo_dense,
+    smo_one_class,
+    smo_regression,
+)
 
 __all__ = [
     "CLASS_WEIGHTS",
@@ -83,11 +89,9 @@ __all__ = [
     "chunked_squared_svr",
     "class_factors",
     "combine_scores",
-    "conjugate_gradient",
     "dual_cd",
     "dual_cd_svr",
     "dual_coefficients",
-    "falkon",
     "falkon_solve",
     "falkon_system",
     "fit_logistic",
@@ -105,7 +109,8 @@ __all__ = [
     "path_units",
     "plus_minus_targets",
     "ridge_path",
-    "smo",
+    "one_class_start",
+    "smo_dense",
     "smo_one_class",
     "smo_regression",
     "solve_problem_path",

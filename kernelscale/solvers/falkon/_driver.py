@@ -71,7 +71,7 @@ def falkon(X, Y, centers, kernel, *, alpha, center_indices=None, weights=None,
     --------
     >>> import numpy as np
     >>> from kernelscale.kernels import RBF
-    >>> from kernelscale.solvers import FalkonOptions, falkon
+    >>> from kernelscale.solvers.falkon import FalkonOptions, falkon
     >>> X = np.random.default_rng(0).normal(size=(200, 3))
     >>> Y = np.sin(X[:, :1])
     >>> beta, info = falkon(X, Y, X[:50], RBF(0.5), alpha=0.1, center_indices=np.arange(50),
