@@ -120,3 +120,21 @@ def test_numeric_frames_need_no_encoding_but_the_search_standardises_every_table
     array = KernelClassifierCV(families="exact-svm", gamma_factors=[1.0], Cs=[1.0]).fit(
         frame.to_numpy(), np.arange(40) % 2)
     assert array.encoder_ is None
+
+
+def test_the_unseen_value_warning_points_at_the_users_line_once_per_line():
+    """Regression: the warning was attributed to scikit-learn's ``_set_output.py`` and so
+    repeated on every ``predict``; it names the caller's line, which Python's default filter
+    shows once."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+
+    X = pd.DataFrame({"cut": ["Fair", "Ideal", "Good", "Fair"], "v": [1.0, 2.0, 3.0, 4.0]})
+    model = make_pipeline(TabularEncoder(), LinearRegression()).fit(X, [1.0, 2.0, 3.0, 4.0])
+    new = pd.DataFrame({"cut": ["Superb"], "v": [1.0]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            model.predict(new)
+    assert [w.filename for w in caught] == [__file__]
+    assert "values training never saw" in str(caught[0].message)

@@ -158,3 +158,34 @@ def test_bad_input():
         RandomFourierFeatures().fit(np.ones(5))
     with pytest.raises(ValueError, match="0 sample"):
         RandomFourierFeatures().fit(np.empty((0, 3)))
+
+
+@pytest.mark.parametrize("params", [{"n_components": 20}, {"kind": "sincos",
+                                                          "sampling": "structured"}])
+def test_a_rows_features_do_not_depend_on_its_batch_or_the_thread_counts(params):
+    """Regression: ``check_methods_subset_invariance`` (rtol 1e-7) failed once on a loaded
+    machine. The paths a batch or the machine could change (BLAS's thread count, numba's,
+    a product split across numba's threads while a solver holds BLAS) give every row the
+    same float32 bits, in batches of one row up to all of them."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    from kernelscale.kernels import blas_on_numba_threads
+
+    X = 3 * np.random.RandomState(0).uniform(size=(4000, 5))
+    features = RandomFourierFeatures(random_state=0, **params).fit(X)
+    whole = features.transform(X)
+    threads = numba.get_num_threads()
+    try:
+        for blas, numba_threads, held in [(1, 1, False), (2, 2, False), (2, 2, True),
+                                          (1, 2, True)]:
+            numba.set_num_threads(min(numba_threads, numba.config.NUMBA_NUM_THREADS))
+            with threadpool_limits(blas, user_api="blas"):
+                with blas_on_numba_threads() if held else threadpool_limits(None):
+                    for batch in (1, 2, 777, len(X)):
+                        rows = slice(0, 40) if batch < 10 else slice(None)
+                        parts = [features.transform(X[rows][lo:lo + batch])
+                                 for lo in range(0, len(X[rows]), batch)]
+                        np.testing.assert_array_equal(np.concatenate(parts), whole[rows])
+    finally:
+        numba.set_num_threads(threads)

@@ -27,6 +27,7 @@ dates), the frequency code (none counts values).
 from __future__ import annotations
 
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -71,6 +72,25 @@ def _user_stacklevel():
             return level
         frame, level = frame.f_back, level + 1
     return level
+
+
+# (file, line, message) of the unseen-value warnings shown: scikit-learn's check_array
+# enters warnings.catch_warnings on every call, which clears Python's once-per-line record,
+# so without this the same warning repeated on every predict
+_SHOWN = set()
+_SHOWN_LOCK = threading.Lock()
+
+
+def _warn_once_per_line(message):
+    """Warn about the user's data at the user's line, once per line and message."""
+    level = _user_stacklevel()
+    frame = sys._getframe(level - 1)
+    key = (frame.f_code.co_filename, frame.f_lineno, message)
+    with _SHOWN_LOCK:
+        if key in _SHOWN:
+            return
+        _SHOWN.add(key)
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 class _Frequency(TransformerMixin, BaseEstimator):
@@ -410,8 +430,8 @@ class TabularEncoder(TransformerMixin, BaseEstimator):
                 if self.unknown == "refuse":
                     raise ValueError(f"values training never saw, in {listing}; the encoder "
                                      "was fitted with unknown='refuse'.")
-                warnings.warn(f"values training never saw, encoded as unknown: {listing}",
-                              UserWarning, stacklevel=_user_stacklevel())
+                _warn_once_per_line(f"values training never saw, encoded as unknown: "
+                                    f"{listing}")
         return np.asarray(self.column_transformer_.transform(data), dtype=np.float64)
 
     def _aligned(self, X):
