@@ -32,10 +32,13 @@ _NAMES = {
     "NystromKernelRidge": ".models", "NystromKernelRidgeClassifier": ".models",
     "KernelClassifierCV": ".model_selection", "KernelRegressorCV": ".model_selection",
     "KernelWidths": ".model_selection", "learn_widths": ".model_selection",
-    "KernelMetric": ".model_selection", "Metric": ".kernels",
+    "KernelMetric": ".model_selection", "SearchTimeError": ".model_selection",
+    "Metric": ".kernels",
     "TabularEncoder": ".datasets",
     "ModelFileError": ".persistence", "load_model": ".persistence",
     "read_model_header": ".persistence", "save_model": ".persistence",
+    "patch_sklearn": ".patch", "unpatch_sklearn": ".patch", "sklearn_is_patched": ".patch",
+    "sklearn_patched": ".patch",
 }
 
 __all__ = sorted([*_NAMES, "__version__"])

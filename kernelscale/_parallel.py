@@ -23,12 +23,18 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 from contextlib import contextmanager
 
 import numba
+import numpy as np
 
 __all__ = ["parallel_guard", "threading_layer_is_safe", "THREAD_SAFE_LAYERS",
-           "large_symmetric_blas", "SYMMETRIC_THREADS_BYTES"]
+           "large_symmetric_blas", "SYMMETRIC_THREADS_BYTES", "SERIAL_BELOW"]
+
+#: a guarded parallel function whose largest array holds fewer elements runs its serial
+#: compilation: (measured, benchmarks/bench_patch.py --regions: see HISTORY "Small data")
+SERIAL_BELOW = 1 << 16
 
 #: bytes of an n x n symmetric result from which OpenBLAS's symmetric routines run on
 #: one thread. Its threaded SYRK (also inside POTRF) crashes the process (SIGSEGV) on
@@ -68,8 +74,36 @@ def _learn_layer():
         pass
 
 
+def _serial_twin(function):
+    """``function`` compiled again without ``parallel`` (``prange`` runs as ``range``).
+
+    The twin is a copy of the Python function under its own qualified name, so that
+    numba's on-disk cache (whose files are named by it, and whose index does not tell
+    parallel code from serial) keeps the two compilations apart.
+    """
+    source = function.py_func
+    twin = types.FunctionType(source.__code__, source.__globals__, source.__name__ + "_serial",
+                              source.__defaults__, source.__closure__)
+    twin.__qualname__ = source.__qualname__ + "_serial"
+    twin.__module__ = source.__module__
+    twin.__doc__ = source.__doc__
+    options = {**function.targetoptions, "parallel": False}
+    return numba.jit(cache=True, **options)(twin)
+
+
+def _work(args):
+    """Elements of the largest array argument: the size a region's threads would share."""
+    return max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
+
+
 def parallel_guard(function):
-    """Wrap a compiled ``parallel=True`` function so that concurrent calls are safe.
+    """Wrap a compiled ``parallel=True`` function: serial on small arrays, safe in threads.
+
+    Below :data:`SERIAL_BELOW` elements in its largest array argument the call runs a
+    serial compilation of the same code (no parallel region, no thread: entering one
+    costs more than the work, and on a busy machine its threads wait for cores). Above,
+    the parallel code runs, directly on TBB / OpenMP and serialised by one lock on
+    ``workqueue``.
 
     Parameters
     ----------
@@ -79,12 +113,20 @@ def parallel_guard(function):
     Returns
     -------
     wrapper : callable
-        ``function`` itself in effect on TBB / OpenMP; serialised by one lock on
-        ``workqueue``. ``wrapper.dispatcher`` is the compiled function.
+        ``wrapper.dispatcher`` is the parallel compilation, ``wrapper.serial`` the
+        serial one (compiled on its first use).
     """
+    twin = []
+
+    def serial():
+        if not twin:
+            twin.append(_serial_twin(function))
+        return twin[0]
 
     @functools.wraps(function, updated=())
     def call(*args):
+        if _work(args) < SERIAL_BELOW:
+            return serial()(*args)
         if _SAFE[0]:
             return function(*args)
         with _LOCK:
@@ -94,6 +136,7 @@ def parallel_guard(function):
             return out
 
     call.dispatcher = function
+    call.serial = serial
     return call
 
 

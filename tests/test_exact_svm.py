@@ -12,8 +12,8 @@ from sklearn.svm import SVC
 
 from kernelscale import DoublySGDSVC, KernelSVC, MemoryBudgetError
 from kernelscale.kernels import make_kernel
-from kernelscale.solvers import KernelRows, smo
-from kernelscale.solvers.smo import RowCache
+from kernelscale.solvers import KernelRows
+from kernelscale.solvers.smo import RowCache, smo
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +37,9 @@ KERNELS = {
                   dict(kernel=lambda A, B: laplacian_kernel(A, B, gamma=0.1))),
     "callable": (dict(kernel=lambda A, B: rbf_kernel(A, B, gamma=0.2)),
                  dict(kernel="rbf", gamma=0.2)),
+    # not positive semi-definite: SMO's guard of a non-positive curvature, as LIBSVM's
+    "sigmoid": (dict(kernel="sigmoid", gamma=0.01, coef0=-0.5),
+                dict(kernel="sigmoid", gamma=0.01, coef0=-0.5)),
 }
 
 
@@ -261,7 +264,7 @@ def test_errors_and_warnings(binary, capsys):
         KernelSVC(memory_budget=100).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         KernelSVC(max_iter=3).fit(X, y)
-    for bad, match in [(dict(C=0), "C=0 is not valid"), (dict(kernel="sigmoid"), "kernel"),
+    for bad, match in [(dict(C=0), "C=0 is not valid"), (dict(kernel="chi2"), "kernel"),
                        (dict(decision_function_shape="ova"), "decision_function_shape"),
                        (dict(solver="libsvm"), "solver"), (dict(max_iter=0), "max_iter"),
                        (dict(working_set_size=1), "working_set_size")]:

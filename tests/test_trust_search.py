@@ -296,7 +296,9 @@ def test_parallel_guard_serialises_only_where_needed(monkeypatch):
         for safe, expected in ((False, 1), (True, 3)):
             _parallel._SAFE[0] = safe
             most[0] = 0
-            threads = [threading.Thread(target=guarded, args=(0,)) for _ in range(3)]
+            # an array at the size where the parallel code runs (below, the serial twin)
+            big = np.empty(_parallel.SERIAL_BELOW)
+            threads = [threading.Thread(target=guarded, args=(big,)) for _ in range(3)]
             [t.start() for t in threads]
             [t.join() for t in threads]
             assert most[0] == expected
@@ -437,3 +439,25 @@ def test_penalties_no_float32_fit_can_use_are_refused_before_the_widths(monkeypa
         KernelRegressorCV(alphas=[len(y) * 1e-9], dtype="float32").fit(X, y)
     with pytest.raises(ValueError, match="alphas holds"):
         KernelRegressorCV(alphas=[-1.0]).fit(X, y)
+
+
+def test_small_arrays_run_the_serial_twin_with_the_same_results():
+    """Below ``SERIAL_BELOW`` elements a guarded function runs its serial compilation (no
+    parallel region to enter and wait on); its results are the parallel code's."""
+    from kernelscale import _parallel
+    from kernelscale.kernels._compiled import rbf_exponent
+
+    serial = rbf_exponent.serial()
+    assert serial is rbf_exponent.serial()  # compiled once
+    assert not serial.targetoptions.get("parallel") and \
+        rbf_exponent.dispatcher.targetoptions["parallel"]
+    rng = np.random.default_rng(0)
+    for n in (8, 300):  # 64 elements: the serial twin; 90,000: the parallel code
+        block = -rng.random((n, n))
+        x, y = rng.random(n), rng.random(n)
+        want = block.copy()
+        rbf_exponent.dispatcher(want, x, y, -1e300)
+        got = block.copy()
+        rbf_exponent(got, x, y, -1e300)
+        np.testing.assert_array_equal(got, want)
+        assert (n * n < _parallel.SERIAL_BELOW) == (n == 8)

@@ -39,7 +39,7 @@ MODELS = {
 }
 MAP_NAMES = ("rff", "rff-sincos", "orf", "sorf", "nystroem", "nystroem-kmeans",
              "nystroem-leverage", "maclaurin", "tensorsketch")
-KERNEL_NAMES = ("rbf", "laplacian", "exponential", "polynomial", "linear")
+KERNEL_NAMES = ("rbf", "laplacian", "exponential", "polynomial", "sigmoid", "linear")
 EXPERIMENT_NAMES = ("synthetic", "adult", "mnist", "narrow-kernel")
 DATASET_NAMES = ("a9a", "mnist10k")
 #: models whose fit can stream a file chunk by chunk (``fit --stream``)

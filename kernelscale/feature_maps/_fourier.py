@@ -218,6 +218,52 @@ default="scale"
             )
         return kernel, n_components, kind, sampling
 
+    @classmethod
+    def from_frequencies(cls, weights, offset, *, gamma, dtype=None, memory_budget=None):
+        """The RBF map ``sqrt(2/D) cos(x W + b)`` of frequencies drawn elsewhere.
+
+        scikit-learn's ``RBFSampler`` draws ``W`` and ``b`` as ``fit`` does here
+        (``kind="cos"``, i.i.d. sampling); this map transforms with them, so its
+        features are that sampler's.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_features, n_components)
+            The frequencies ``W``, scaled for ``gamma`` already.
+        offset : ndarray of shape (n_components,)
+            The phases ``b``.
+        gamma : float
+            The kernel scale the frequencies were drawn for (> 0).
+        dtype, memory_budget : as the constructor's.
+
+        Returns
+        -------
+        features : RandomFourierFeatures
+            Fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> W, b = np.ones((2, 3)), np.zeros(3)
+        >>> rff = RandomFourierFeatures.from_frequencies(W, b, gamma=0.5)
+        >>> rff.transform(np.zeros((1, 2))).round(4)
+        array([[0.8165, 0.8165, 0.8165]])
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        offset = np.asarray(offset, dtype=np.float64)
+        if weights.ndim != 2 or offset.shape != (weights.shape[1],):
+            raise ValueError(f"weights must be (n_features, n_components) and offset "
+                             f"(n_components,); got {weights.shape} and {offset.shape}.")
+        features = cls(n_components=weights.shape[1], gamma=gamma, kind="cos", dtype=dtype,
+                       memory_budget=memory_budget)
+        features.gamma_ = resolve_gamma(gamma)
+        features.kernel_ = RBF(features.gamma_)
+        features.n_components_ = weights.shape[1]
+        features.random_weights_ = weights
+        features.random_offset_ = offset
+        features.n_features_in_ = weights.shape[0]
+        return features
+
     def _fit(self, X, rng):
         kernel, n_components, kind, sampling = self._check_params()
         self.gamma_ = resolve_gamma(self.gamma, X)

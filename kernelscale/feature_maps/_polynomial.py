@@ -210,6 +210,59 @@ class TensorSketch(_PolynomialSketch):
     (50, 64)
     """
 
+    @classmethod
+    def from_hashes(cls, hash_indices, hash_signs, *, n_components, gamma,
+                    coef0=DEFAULT_COEF0, dtype=None, memory_budget=None):
+        """The sketch of hash functions drawn elsewhere (scikit-learn's
+        ``PolynomialCountSketch``: its ``indexHash_`` and ``bitHash_``).
+
+        Parameters
+        ----------
+        hash_indices : ndarray of int of shape (degree, n_inputs)
+            The bucket of each coordinate of ``[sqrt(gamma) x, sqrt(coef0)]`` in each
+            count sketch; ``n_inputs`` is ``n_features + 1``, or ``n_features`` when
+            ``coef0`` is 0 (the constant coordinate is then 0 and needs no hash).
+        hash_signs : ndarray of shape (degree, n_inputs)
+            The sign of each coordinate in each count sketch.
+        n_components : int
+            Output features (every bucket below it).
+        gamma : float
+        coef0 : float, default=0.0
+        dtype, memory_budget : as the constructor's.
+
+        Returns
+        -------
+        sketch : TensorSketch
+            Fitted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> sketch = TensorSketch.from_hashes(np.array([[0, 1]]), np.array([[1.0, 1.0]]),
+        ...                                   n_components=2, gamma=1.0)
+        >>> sketch.transform(np.array([[2.0, 3.0]]))
+        array([[2., 3.]])
+        """
+        indices = np.asarray(hash_indices, dtype=np.int64)
+        signs = np.asarray(hash_signs, dtype=np.float64)
+        if indices.ndim != 2 or signs.shape != indices.shape:
+            raise ValueError(f"hash_indices and hash_signs must be (degree, n_inputs) alike; "
+                             f"got {indices.shape} and {signs.shape}.")
+        n_features = indices.shape[1] - (0 if coef0 == 0 else 1)
+        if coef0 == 0:  # the constant coordinate sqrt(coef0) = 0 adds nothing anywhere
+            indices = np.hstack([indices, np.zeros((indices.shape[0], 1), np.int64)])
+            signs = np.hstack([signs, np.zeros((signs.shape[0], 1))])
+        if indices.size and not 0 <= indices.min() <= indices.max() < n_components:
+            raise ValueError(f"hash_indices must lie in [0, {n_components}).")
+        sketch = cls(n_components=n_components, degree=indices.shape[0], gamma=gamma,
+                     coef0=coef0, dtype=dtype, memory_budget=memory_budget)
+        sketch.n_components_ = n_components
+        sketch.gamma_ = resolve_gamma(gamma)
+        sketch.kernel_ = Polynomial(sketch.gamma_, indices.shape[0], float(coef0))
+        sketch.hash_indices_, sketch.hash_signs_ = indices, signs
+        sketch.n_features_in_ = n_features
+        return sketch
+
     def _draw(self, n_inputs, rng):
         self.hash_indices_ = rng.randint(0, self.n_components_, size=(self.degree, n_inputs))
         self.hash_signs_ = (2 * rng.randint(0, 2, size=(self.degree, n_inputs)) - 1).astype(

@@ -1,6 +1,6 @@
 """Exact kernels: the kernel layer every feature map, solver and model calls.
 
-A :class:`Kernel` object (:class:`RBF`, :class:`Laplacian`, :class:`Polynomial`,
+A :class:`Kernel` object (:class:`RBF`, :class:`Laplacian`, :class:`Polynomial`, :class:`Sigmoid`,
 :class:`Linear`, :class:`CallableKernel`) knows its parameters, computes Gram
 blocks in float32 or float64 under the memory budget (:meth:`Kernel.gram`,
 :meth:`Kernel.blocks`, :meth:`Kernel.expand`), its diagonal, and prepares the
@@ -45,6 +45,7 @@ from ._kernels import (
     Laplacian,
     Linear,
     Polynomial,
+    Sigmoid,
     check_widths,
 )
 from ._metric import Metric, check_metric
@@ -61,7 +62,7 @@ from ._products import blas_on_numba_threads, gram_product
 
 __all__ = [
     "Kernel", "ShiftInvariantKernel", "PreparedKernel", "RBF", "Laplacian", "Exponential",
-    "Polynomial", "Linear", "CallableKernel", "Metric", "check_metric",
+    "Polynomial", "Sigmoid", "Linear", "CallableKernel", "Metric", "check_metric",
     "KERNELS", "KERNEL_CONSTRAINTS", "DEFAULT_DEGREE", "DEFAULT_COEF0", "check_kernel",
     "make_kernel", "check_widths",
     "resolve_gamma", "pairwise_kernel", "iter_kernel_blocks", "linear_kernel",

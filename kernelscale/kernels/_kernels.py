@@ -22,8 +22,8 @@ from ._exp import exp_block32, rbf_exp32
 from ._metric import Metric, check_metric
 from ._products import gram_product
 
-__all__ = ["RBF", "Laplacian", "Exponential", "Polynomial", "Linear", "CallableKernel",
-           "check_widths"]
+__all__ = ["RBF", "Laplacian", "Exponential", "Polynomial", "Sigmoid", "Linear",
+           "CallableKernel", "check_widths"]
 
 
 def _positive(name, value):
@@ -353,6 +353,68 @@ class Polynomial(Kernel):
 
     def diagonal(self, X):
         return (self.gamma * _row_sqnorms(X) + self.coef0) ** self.degree
+
+
+class Sigmoid(Kernel):
+    """Sigmoid kernel ``tanh(gamma x . y + coef0)`` (LIBSVM's and scikit-learn's).
+
+    Not positive semi-definite for most parameters: SMO still solves its dual
+    (LIBSVM's guard of a non-positive curvature), but the feature maps that
+    approximate a positive semi-definite kernel do not apply to it.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+    coef0 : float, default=0.0
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelscale.kernels import Sigmoid
+    >>> Sigmoid(gamma=0.5, coef0=0.0).gram(np.array([[1.0, 1.0]]),
+    ...                                    np.array([[1.0, 0.0]])).round(4)
+    array([[0.4621]])
+    """
+
+    name = "sigmoid"
+    sparse_products = True
+
+    def __init__(self, gamma=1.0, coef0=0.0):
+        self.gamma = _positive("gamma", gamma)
+        if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) \
+                or not np.isfinite(coef0):
+            raise ValueError(f"coef0 must be a finite number, got {coef0!r}.")
+        self.coef0 = float(coef0)
+
+    def get_params(self):
+        return {"gamma": self.gamma, "coef0": self.coef0}
+
+    def _work(self, Xb, setup, dtype):
+        return _scaled_work(Xb, math.sqrt(self.gamma), None, dtype)
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        gram_product(Xw, Yw, out)
+        self._finish(out)
+
+    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
+        out[...] = math.sqrt(self.gamma) * np.asarray(Xb @ Yw.T, dtype=np.float64)
+        self._finish(out)
+
+    def _finish(self, out):
+        if self.coef0 != 0.0:
+            out += self.coef0
+        np.tanh(out, out=out)
+
+    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        products *= self.gamma
+        self._finish(products)
+        out[...] = products
+
+    def diagonal(self, X):
+        return np.tanh(self.gamma * _row_sqnorms(X) + self.coef0)
+
+    def check_range(self, X, dtype):
+        """Nothing to check: ``|tanh| <= 1`` in any dtype."""
 
 
 class Linear(Kernel):

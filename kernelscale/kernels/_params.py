@@ -16,6 +16,7 @@ from ._kernels import (
     Laplacian,
     Linear,
     Polynomial,
+    Sigmoid,
     check_widths,
 )
 from ._metric import Metric, check_metric
@@ -23,10 +24,10 @@ from ._metric import Metric, check_metric
 __all__ = ["KERNELS", "check_kernel", "make_kernel", "resolve_gamma", "check_widths",
            "DEFAULT_DEGREE", "DEFAULT_COEF0", "KERNEL_CONSTRAINTS"]
 
-KERNELS = ("linear", "polynomial", "rbf", "laplacian", "exponential")
+KERNELS = ("linear", "polynomial", "rbf", "laplacian", "exponential", "sigmoid")
 _ALIASES = {"poly": "polynomial", "gaussian": "rbf"}
 _CLASSES = {"linear": Linear, "polynomial": Polynomial, "rbf": RBF, "laplacian": Laplacian,
-            "exponential": Exponential}
+            "exponential": Exponential, "sigmoid": Sigmoid}
 #: the kernels a gamma of per-feature widths or a metric is defined for
 SHIFT_INVARIANT = ("rbf", "laplacian", "exponential")
 
@@ -43,7 +44,7 @@ class _KernelConstraint:
 
     def describe(self):
         return ("a kernel name ('rbf', 'laplacian', 'exponential', 'polynomial' / 'poly', "
-                "'linear'), a callable or a kernelscale.kernels.Kernel")
+                "'sigmoid', 'linear'), a callable or a kernelscale.kernels.Kernel")
 
 
 #: The constraints of the kernel parameters every kernel estimator and map shares.
@@ -87,7 +88,8 @@ def check_kernel(kernel):
         return kernel
     raise ValueError(
         f"Unknown kernel={kernel!r}; expected one of 'linear', 'polynomial' ('poly'), "
-        "'rbf' ('gaussian'), 'laplacian', a callable k(X, Y) returning the Gram block, "
+        "'rbf' ('gaussian'), 'laplacian', 'exponential', 'sigmoid', a callable k(X, Y) "
+        "returning the Gram block, "
         "or a kernelscale.kernels.Kernel object."
     )
 
@@ -236,4 +238,6 @@ def make_kernel(kernel="rbf", X=None, *, gamma="scale", degree=DEFAULT_DEGREE,
     g = resolve_gamma(gamma, X)
     if kernel == "polynomial":
         return Polynomial(g, degree, coef0)
+    if kernel == "sigmoid":
+        return Sigmoid(g, coef0)
     return _CLASSES[kernel](g)

@@ -17,6 +17,7 @@ above it use (FALKON's automatic size, the linear SVM's solver call).
 
 from ._ensemble import WeightedEnsembleClassifier, WeightedEnsembleRegressor
 from ._local import LocalKernelRegressor, leaf_index, leaf_thresholds, split_feature  # noqa: F401
+from ._probability import fit_sigmoid  # noqa: F401  (the patch's LIBSVM probabilities)
 from .linear import (
     ApproxKernelOneClassSVM,
     ApproxKernelRidge,

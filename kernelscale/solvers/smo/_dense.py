@@ -92,8 +92,14 @@ class DenseWorkspace:
         return self._fold, self._compact
 
 
-def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, warn=True):
+def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, warn=True,
+              linear_term=None, shrinking=True):
     """Solve the binary SVM dual on the kernel matrix ``K`` held whole.
+
+    The dual is LIBSVM's general form ``min 1/2 a^T Q a + p^T a`` over
+    ``0 <= a <= C``, ``y^T a = y^T a0``, with ``Q = (y y^T) * K`` and ``p = -1``
+    for classification (``linear_term`` gives another ``p``: epsilon-SVR's doubled
+    problem, the one-class SVM's ``p = 0``).
 
     Parameters
     ----------
@@ -118,12 +124,16 @@ def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, wa
         product with ``K``.
     warn : bool, default=True
         Warn when ``max_iter`` stops the solver.
+    linear_term : ndarray of shape (n,), default=None
+        ``p``; None: ``-1`` (classification).
+    shrinking : bool, default=True
+        LIBSVM's shrinking of variables stuck at a bound.
 
     Returns
     -------
     result : dict
         ``alpha``, ``intercept``, ``objective``, ``n_iter``, ``converged``, ``gap``,
-        as :func:`smo` returns them, and ``gradient`` (``Q alpha - 1``; not kept
+        as :func:`smo` returns them, and ``gradient`` (``Q alpha + p``; not kept
         up to date where ``C = 0``).
 
     Examples
@@ -139,9 +149,11 @@ def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, wa
     C = np.ascontiguousarray(C, dtype=np.float64)
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
+    p = np.full(n, -1.0) if linear_term is None else \
+        np.ascontiguousarray(linear_term, dtype=np.float64)
     if alpha0 is None:
         alpha = np.zeros(n)
-        G = np.full(n, -1.0)
+        G = p.copy()
     else:
         alpha = np.array(alpha0, dtype=np.float64)
         if outside_box(alpha, C):
@@ -149,10 +161,13 @@ def smo_dense(K, y, C, *, tol=1e-3, max_iter=-1, alpha0=None, gradient0=None, wa
         if gradient0 is not None:
             G = np.array(gradient0, dtype=np.float64)
         else:
-            G = y * rows_dot(K, alpha * y) - 1.0  # float64 sums of the float32 matrix
-    n_iter = solve_whole(K, y, alpha, G, C, np.full(n, -1.0), tol=tol, max_iter=max_iter)
+            G = y * rows_dot(K, alpha * y) + p  # float64 sums of the float32 matrix
+    n_iter = solve_whole(K, y, alpha, G, C, p, tol=tol, max_iter=max_iter,
+                         shrinking=shrinking)
     # one compiled pass: a grid search calls this ~10^5 times on small problems
     gap, rho, objective = solution_summary(y, G, alpha, C)
+    if linear_term is not None:  # the summary's objective assumes p = -1
+        objective = 0.5 * float(alpha @ (G + p))
     converged = bool(gap < tol) or n_iter < max_iter
     if not converged and warn:
         warnings.warn(f"SMO stopped after {n_iter} pair updates with violation {gap:.3g} > "
