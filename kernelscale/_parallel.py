@@ -16,7 +16,7 @@ take the lock, and the first one reads the layer.
 
 BLAS's thread limit (:func:`kernelscale.kernels.blas_on_numba_threads`) is the
 other process-wide setting kernelscale touches; it is documented there, and
-:func:`large_symmetric_blas` is its one other use.
+:func:`large_symmetric_blas` and :func:`one_thread` are its other uses.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ import numba
 import numpy as np
 
 __all__ = ["parallel_guard", "threading_layer_is_safe", "THREAD_SAFE_LAYERS",
-           "large_symmetric_blas", "SYMMETRIC_THREADS_BYTES", "SERIAL_BELOW"]
+           "large_symmetric_blas", "SYMMETRIC_THREADS_BYTES", "SERIAL_BELOW", "one_thread"]
 
 #: a guarded parallel function whose largest array holds fewer elements runs its serial
-#: compilation: (measured, benchmarks/bench_patch.py --regions: see HISTORY "Small data")
+#: compilation. Measured (bench_patch.py --regions, 2 cores, HISTORY "Small data"): the
+#: serial pass is faster up to 65,536 elements idle and busy (10.8 against 12.5 us); at
+#: 262,144 the parallel one is 1.8x faster idle
 SERIAL_BELOW = 1 << 16
 
 #: bytes of an n x n symmetric result from which OpenBLAS's symmetric routines run on
@@ -138,6 +140,49 @@ def parallel_guard(function):
     call.dispatcher = function
     call.serial = serial
     return call
+
+
+_ONE = {"holders": 0, "limiter": None, "controller": None}
+_ONE_LOCK = threading.Lock()
+
+
+@contextmanager
+def one_thread():
+    """BLAS and numba on one thread inside the block: for work too small to share.
+
+    Waking BLAS's second thread and entering numba's regions costs more than a few
+    milliseconds of work saves (measured on a 569-row SVM fit: 2.4 ms on one thread,
+    3.3 ms on two, idle; on a busy machine the threads also wait for cores). numba's
+    setting is this thread's; BLAS's is process-wide, held while any thread is inside
+    a block and restored when the last leaves.
+
+    Examples
+    --------
+    >>> import numba
+    >>> from kernelscale._parallel import one_thread
+    >>> with one_thread():
+    ...     numba.get_num_threads()
+    1
+    """
+    threads = numba.get_num_threads()
+    with _ONE_LOCK:
+        if _ONE["controller"] is None:
+            from threadpoolctl import ThreadpoolController
+
+            _ONE["controller"] = ThreadpoolController()  # found once: a search costs ~1 ms
+        if _ONE["holders"] == 0:
+            _ONE["limiter"] = _ONE["controller"].limit(limits=1, user_api="blas")
+        _ONE["holders"] += 1
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(threads)
+        with _ONE_LOCK:
+            _ONE["holders"] -= 1
+            if _ONE["holders"] == 0:
+                _ONE["limiter"].restore_original_limits()
+                _ONE["limiter"] = None
 
 
 class LoadMeter:

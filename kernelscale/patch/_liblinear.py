@@ -7,8 +7,10 @@ LIBLINEAR's algorithm, Hsieh et al. 2008) for ``dual=True``, Newton's method on 
 squared-hinge primal (:func:`kernelscale.solvers.squared_hinge_newton`) for
 ``dual=False``; the intercept is LIBLINEAR's, a constant feature of value
 ``intercept_scaling``, regularized. What kernelscale has no solver for
-(``penalty="l1"``, ``multi_class="crammer_singer"``) and negative sample weights run
-LIBLINEAR, with one line on the ``kernelscale`` logger.
+(negative sample weights, the combinations scikit-learn refuses) runs LIBLINEAR, with
+one line on the ``kernelscale`` logger. ``penalty="l1"`` is LIBLINEAR's L1 coordinate
+descent and ``multi_class="crammer_singer"`` its sequential dual, both re-implemented
+in :mod:`kernelscale.solvers` (``l1_svc_cd``, ``crammer_singer_cd``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .._validation import resolve_memory_budget
-from ..solvers import dual_cd, squared_hinge_newton
+from ..solvers import crammer_singer_cd, dual_cd, l1_svc_cd, squared_hinge_newton
 from ._routing import documented, original, record
 
 __all__ = ["LinearSVC"]
@@ -46,8 +48,7 @@ class LinearSVC(original("LinearSVC")):
         reason = self._unsupported(dual, sample_weight)
         if reason is None:
             coef, intercept, n_iter = self._fit_kernelscale(X, y, sample_weight, dual)
-            record(self, "fit", how=f"{'dual coordinate descent' if dual else 'Newton'}, "
-                                    f"{X.shape[0]} rows")
+            record(self, "fit", how=f"{self._solver_name(dual)}, {X.shape[0]} rows")
         else:
             record(self, "fit", reason)
             coef, intercept, n_iter = _fit_liblinear(
@@ -63,12 +64,18 @@ class LinearSVC(original("LinearSVC")):
                 self.intercept_ = np.array([self.intercept_[1] - self.intercept_[0]])
         return self
 
-    def _unsupported(self, dual, sample_weight):
+    def _solver_name(self, dual):
         if self.multi_class == "crammer_singer":
-            return "multi_class='crammer_singer' (kernelscale has no Crammer-Singer solver)"
+            return "Crammer-Singer sequential dual"
         if self.penalty == "l1":
-            return "penalty='l1' (kernelscale has no L1-regularized linear SVM solver)"
-        if not dual and self.loss == "hinge":
+            return "L1 coordinate descent"
+        return "dual coordinate descent" if dual else "Newton"
+
+    def _unsupported(self, dual, sample_weight):
+        if self.multi_class != "crammer_singer" and self.penalty == "l1" and (
+                self.loss == "hinge" or dual):
+            return "penalty='l1' with loss='hinge' or dual=True (scikit-learn's own error)"
+        if not dual and self.loss == "hinge" and self.multi_class != "crammer_singer":
             return "loss='hinge' with dual=False (scikit-learn's own error for it)"
         if sample_weight is not None and np.any(np.asarray(sample_weight) < 0):
             return "negative sample weights (LIBLINEAR's rule for them)"
@@ -89,12 +96,20 @@ class LinearSVC(original("LinearSVC")):
         y_index = np.searchsorted(self.classes_, y)
         bias = float(self.intercept_scaling) if self.fit_intercept else 0.0
         seed = check_random_state(self.random_state).randint(np.iinfo("i").max)
+        bounds = float(self.C) * sw * cw[y_index]
+        if self.multi_class == "crammer_singer":  # one problem over every class
+            W, n_iter = crammer_singer_cd(X, y_index, len(self.classes_), bounds, bias=bias,
+                                          tol=float(self.tol), max_iter=int(self.max_iter),
+                                          seed=int(seed))
+            return self._split_bias(W, bias, [n_iter])
         positives = [1] if len(self.classes_) == 2 else range(len(self.classes_))
         weights, iterations = [], []
         for c in positives:
             y_pm = np.where(y_index == c, 1.0, -1.0)
-            bounds = float(self.C) * sw * cw[y_index]
-            if dual:
+            if self.penalty == "l1":
+                w, n_iter = l1_svc_cd(X, y_pm, bounds, bias=bias, tol=float(self.tol),
+                                      max_iter=int(self.max_iter), seed=int(seed))
+            elif dual:
                 w, _, n_iter, _ = dual_cd(X, y_pm, bounds, loss=self.loss, bias=bias,
                                           tol=float(self.tol), max_iter=int(self.max_iter),
                                           seed=int(seed))
@@ -105,11 +120,13 @@ class LinearSVC(original("LinearSVC")):
                     memory_budget=resolve_memory_budget(None) // 4)
             weights.append(w)
             iterations.append(n_iter)
+        return self._split_bias(np.vstack(weights), bias, iterations)
+
+    def _split_bias(self, W, bias, iterations):
+        """``(coef, intercept, n_iter)`` of LIBLINEAR's weights, the bias's last."""
         if max(iterations) >= self.max_iter:
             warnings.warn("Liblinear failed to converge, increase the number of iterations.",
-                          ConvergenceWarning, stacklevel=2)
-        W = np.vstack(weights)
+                          ConvergenceWarning, stacklevel=3)
         if self.fit_intercept:
             return W[:, :-1], bias * W[:, -1], np.asarray(iterations)
         return W[:, :-1], 0.0, np.asarray(iterations)
-

@@ -20,6 +20,7 @@ from ._chunked_solvers import (
 )
 from ._dual_cd import dual_cd
 from ._dual_cd_svr import dual_cd_svr
+from ._liblinear_cd import crammer_singer_cd, l1_svc_cd
 from ._logistic import LogisticProblem, fit_logistic
 from ._primal import squared_hinge_lbfgs, squared_hinge_newton
 from ._ridge import RidgeStatistics, accumulate, solve_ridge
@@ -91,6 +92,8 @@ __all__ = [
     "combine_scores",
     "dual_cd",
     "dual_cd_svr",
+    "l1_svc_cd",
+    "crammer_singer_cd",
     "dual_coefficients",
     "falkon_solve",
     "falkon_system",
