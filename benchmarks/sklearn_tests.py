@@ -47,24 +47,24 @@ def read_deselected():
     return found
 
 
-def short_id(nodeid):
-    """A node id from ``sklearn/`` on (pytest prefixes the install's path)."""
-    at = nodeid.find("sklearn/")
-    return nodeid[at:] if at >= 0 else nodeid
+def short_id(nodeid, module):
+    """``sklearn/.../test_x.py::test`` whatever path pytest gives the installed file (it
+    varies with the directory the run starts in, and may be empty)."""
+    return module.replace(".", "/") + ".py::" + nodeid.split("::", 1)[-1]
 
 
 class _Outcomes:
     """A pytest plugin: each test's outcome and the patched fits it made."""
 
-    def __init__(self, counts, reset):
-        self.counts, self.reset = counts, reset
+    def __init__(self, counts, reset, module):
+        self.counts, self.reset, self.module = counts, reset, module
         self.outcomes, self.fits = {}, {}
 
     def pytest_runtest_setup(self, item):
         self.reset()
 
     def pytest_runtest_logreport(self, report):
-        node = short_id(report.nodeid)
+        node = short_id(report.nodeid, self.module)
         if report.when == "call" or report.outcome != "passed":
             if report.outcome == "failed" or node not in self.outcomes:
                 self.outcomes[node] = report.outcome
@@ -81,7 +81,7 @@ def run_module(module):
 
     import kernelscale.patch as patch
 
-    plugin = _Outcomes(patch.fit_counts, patch.reset_fit_counts)
+    plugin = _Outcomes(patch.fit_counts, patch.reset_fit_counts, module)
     with tempfile.TemporaryDirectory() as empty:
         ini = Path(empty) / "pytest.ini"
         ini.write_text("[pytest]\n")  # none of this repository's options (markers, -m)

@@ -315,3 +315,30 @@ def test_linear_svc_l1_and_crammer_singer_run_on_kernelscale_as_liblinear(params
     assert got.coef_.shape == want.coef_.shape and got.n_iter_ > 0
     if params.get("penalty") == "l1":
         assert np.sum(got.coef_ == 0) >= 1  # L1 leaves some weights at zero
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly", "sigmoid"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_prediction_is_libsvms_on_the_same_model(patched, iris, kernel, sparse):
+    """``predict`` / ``decision_function`` computed by kernelscale's kernels in blocks
+    give LIBSVM's values (1e-9 relative) and its predictions wherever a value is not a
+    rounding's width from 0 (a tie LIBSVM's summation order would break its own way)."""
+    from sklearn.svm._base import BaseLibSVM
+
+    X, y = iris
+    X = sp.csr_matrix(X) if sparse else X
+    models = [_routed("SVC")(kernel=kernel).fit(X, y),
+              _routed("SVC")(kernel=kernel).fit(X, (y == 1).astype(int)),
+              _routed("SVR")(kernel=kernel).fit(X, iris[0][:, 0]),
+              _routed("OneClassSVM")(kernel=kernel, gamma=0.1).fit(X)]
+    kind = "_sparse" if sparse else "_dense"
+    for model in models:
+        rows = model._validate_for_predict(X)
+        ours = getattr(model, kind + "_decision_function")(rows)
+        theirs = getattr(BaseLibSVM, kind + "_decision_function")(model, rows)
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9 * np.abs(theirs).max())
+        labels = getattr(model, kind + "_predict")(rows)
+        want = getattr(BaseLibSVM, kind + "_predict")(model, rows)
+        clear = np.abs(theirs).min(axis=1) > 1e-9
+        np.testing.assert_allclose(labels[clear], want[clear], rtol=1e-9)

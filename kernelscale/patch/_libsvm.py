@@ -6,10 +6,13 @@ and every fitted attribute) with the two methods that call LIBSVM's training rep
 :mod:`kernelscale.kernels`, solve it with kernelscale's SMO (one-vs-one pairs through
 :func:`kernelscale.solvers.solve_svm_path`, as LIBSVM pairs its classes) and store the
 solution in LIBSVM's layout (:mod:`._libsvm_layout`), so scikit-learn's ``predict`` reads
-it in float64 (its tests ask for 1e-6 agreements). Past ``FLOAT64_MATRIX_BYTES``, the fit
-is kernelscale's own estimator's (float32 kernel rows through a cache, or the float32
-matrix), converted the same way. What kernelscale does not do falls back to
-scikit-learn's code for that fit, with one line on the ``kernelscale`` logger.
+it in float64 (its tests ask for 1e-6 agreements); ``predict`` and
+``decision_function`` compute the same values with kernelscale's kernels in blocks
+(:mod:`._libsvm_predict`), LIBSVM's code reading one row at a time. Past
+``FLOAT64_MATRIX_BYTES``, the fit is kernelscale's own estimator's (float32 kernel rows
+through a cache, or the float32 matrix), converted the same way. What kernelscale does
+not do falls back to scikit-learn's code for that fit, with one line on the
+``kernelscale`` logger.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..kernels import make_kernel
 from ..models import KernelOneClassSVM, KernelSVC, KernelSVR
 from ..solvers import one_class_start, smo_dense
 from ._libsvm_layout import native_ovo_model, ovo_model, single_model
+from ._libsvm_predict import decision_values, predicted
 from ._routing import documented, original, record
 
 __all__ = ["SVC", "SVR", "OneClassSVM", "FLOAT64_MATRIX_BYTES"]
@@ -78,6 +82,23 @@ class _KernelscaleLibsvm:
         X.sort_indices()
         if not self._fit_kernelscale(X, y, sample_weight, kernel, random_seed, sparse=True):
             super()._sparse_fit(X, y, sample_weight, solver_type, kernel, random_seed)
+
+    # prediction: the model read by kernelscale's kernels (LIBSVM's for the rest)
+    def _dense_predict(self, X):
+        values = None if callable(self.kernel) else predicted(self, X)
+        return super()._dense_predict(X) if values is None else values
+
+    def _sparse_predict(self, X):
+        values = None if callable(self.kernel) else predicted(self, X)
+        return super()._sparse_predict(X) if values is None else values
+
+    def _dense_decision_function(self, X):
+        values = None if callable(self.kernel) else decision_values(self, X)
+        return super()._dense_decision_function(X) if values is None else values
+
+    def _sparse_decision_function(self, X):
+        values = None if callable(self.kernel) else decision_values(self, X)
+        return super()._sparse_decision_function(X) if values is None else values
 
     def _unsupported(self, kernel, n):
         """Why kernelscale does not run this fit, or None."""
