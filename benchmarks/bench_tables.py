@@ -13,12 +13,13 @@ process of its own:
   columns and the label).
 
 and ``tune``'s own "reading the data" time on each (``kernelscale tune FILE
---time-budget 5s``; the model file's header records it; Beijing's label there is
+--time-budget 5s``, ``--tune-budget``; the model file's header records it, and a budget
+too short for the reading says it in its error; Beijing's label there is
 ``hour``, a column with no empty cell, which the old reader requires).
 
 ``--encoders``: the six tables of ``../shared/datasets/large`` read by pandas, encoded
 by the old ``TabularEncoder``, the current one, and skrub's ``TableVectorizer`` followed
-by a standard scaler; then one fixed model (``NystromKernelRidge`` /
+by median imputation with missing indicators and a standard scaler; then one fixed model (``NystromKernelRidge`` /
 ``NystromKernelRidgeClassifier``, 1,000 centres, the current code) fitted on at most
 20,000 training rows of each encoding and scored on the held-out rows. The encoder's
 seconds are its ``fit_transform`` plus its ``transform`` of the test rows.
@@ -118,12 +119,12 @@ def _reader_run(code, checkout, repeats):
     return {"median_s": float(np.median(runs)), "runs_s": runs}
 
 
-def _tune_reading(path, label, checkout, work):
+def _tune_reading(path, label, checkout, work, budget="5s"):
     """``tune``'s recorded seconds reading (and encoding) the data."""
     model = Path(work) / "m.ksm"
     env = dict(os.environ, PYTHONPATH=str(checkout))
     command = [sys.executable, "-m", "kernelscale.cli", "tune", str(path), "--label-column",
-               label, "--time-budget", "5s", "--output", str(model), "--no-progress"]
+               label, "--time-budget", budget, "--output", str(model), "--no-progress"]
     began = time.perf_counter()
     out = subprocess.run(command, env=env, cwd=str(checkout), capture_output=True,
                          text=True, timeout=3600)
@@ -145,8 +146,11 @@ def run_load(args, work):
     files = {"beijing": (LARGE / "beijing_air_quality.csv.bz2", "hour"),
              "mixed-100k": (Path(work) / "mixed.csv", "y"),
              "nonlinear-1e6": (Path(work) / "nonlinear.csv", "y")}
-    _mixed(files["mixed-100k"][0])
-    _nonlinear(files["nonlinear-1e6"][0])
+    files = {name: files[name] for name in args.files}
+    if "mixed-100k" in files:
+        _mixed(files["mixed-100k"][0])
+    if "nonlinear-1e6" in files:
+        _nonlinear(files["nonlinear-1e6"][0])
     rows = []
     for name, (path, label) in files.items():
         result = {"file": name, "bytes": path.stat().st_size}
@@ -158,9 +162,10 @@ def run_load(args, work):
         if args.old:
             result["before"] = _reader_run(call, args.old, 1 if "1e6" in name else
                                            args.repeats)
-        result["tune_now"] = _tune_reading(path, label, args.new, work)
+        result["tune_now"] = _tune_reading(path, label, args.new, work, args.tune_budget)
         if args.old:
-            result["tune_before"] = _tune_reading(path, label, args.old, work)
+            result["tune_before"] = _tune_reading(path, label, args.old, work,
+                                                  args.tune_budget)
         print(json.dumps(result), flush=True)
         rows.append(result)
     return rows
@@ -176,9 +181,12 @@ kind = {kind!r}
 began = time.perf_counter()
 if kind == "skrub":
     from skrub import TableVectorizer
+    from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
-    encoder = make_pipeline(TableVectorizer(), StandardScaler())
+    # TableVectorizer passes numeric NaN through: imputed as ours imputes them
+    encoder = make_pipeline(TableVectorizer(), SimpleImputer(add_indicator=True),
+                            StandardScaler())
 else:
     from kernelscale.datasets import TabularEncoder
     encoder = TabularEncoder()
@@ -254,8 +262,11 @@ def run_encoders(args, work):
             else:
                 record = {"table": table, "encoder": name, **json.loads(line[0][7:])}
                 data = np.load(out, allow_pickle=True)
-                record.update(_score(data["Z"], data["y"], data["Z_test"], data["y_test"],
-                                     record["task"], table))
+                try:
+                    record.update(_score(data["Z"], data["y"], data["Z_test"],
+                                         data["y_test"], record["task"], table))
+                except ValueError as error:  # an encoding the model cannot take
+                    record["error"] = str(error)
             print(json.dumps(record), flush=True)
             rows.append(record)
     return rows
@@ -354,6 +365,10 @@ def main():
     parser.add_argument("--load", action="store_true")
     parser.add_argument("--encoders", action="store_true")
     parser.add_argument("--tune", action="store_true")
+    parser.add_argument("--files", nargs="+", default=["beijing", "mixed-100k",
+                                                       "nonlinear-1e6"])
+    parser.add_argument("--tune-budget", default="5s",
+                        help="tune's budget in --load (it must cover the reading)")
     parser.add_argument("--loads", nargs="+", default=["idle"], choices=["idle", "busy"])
     parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
     parser.add_argument("--old", type=Path, default=None)

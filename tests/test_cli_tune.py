@@ -161,3 +161,20 @@ def test_tune_refuses_a_budget_below_the_cheapest_model_and_bad_durations(data):
         last = result.stderr.strip().splitlines()[-1]
         assert last.startswith("kernelscale: error: ") and message in last, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_the_budget_counts_the_commands_start_not_a_callers_process(data):
+    """Regression: the budget's clock started after the imports, so a 2-minute command beside
+    two busy loops took 127 s of wall time. A launched command counts its process's age; a
+    caller's ``main([...])`` late in a long process does not."""
+    script = ("import sys, time; time.sleep(3); from kernelscale.cli import main; "
+              f"sys.argv = ['kernelscale', 'tune', {str(data / 'train.csv')!r}, '-o', "
+              f"{str(data / 'y.ksm')!r}, '--time-budget', '2s', '--no-progress']; "
+              "sys.exit(main())")
+    launched = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                              text=True, timeout=300)
+    assert launched.returncode == 2 and "too short for the cheapest model" in launched.stderr
+    called = subprocess.run([sys.executable, "-c", script.replace(
+        "sys.exit(main())", "sys.exit(main(sys.argv[1:]))")], capture_output=True,
+        text=True, timeout=300)
+    assert called.returncode == 0, called.stderr
