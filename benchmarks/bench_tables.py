@@ -19,8 +19,9 @@ too short for the reading says it in its error; Beijing's label there is
 
 ``--encoders``: the six tables of ``../shared/datasets/large`` read by pandas, encoded
 by the old ``TabularEncoder``, the current one, and skrub's ``TableVectorizer`` followed
-by median imputation with missing indicators and a standard scaler; then one fixed model (``NystromKernelRidge`` /
-``NystromKernelRidgeClassifier``, 1,000 centres, the current code) fitted on at most
+by median imputation with missing indicators and a standard scaler; then one fixed model
+(``NystromKernelRidge`` / ``NystromKernelRidgeClassifier``, 1,000 centres, the current
+code) fitted on at most
 20,000 training rows of each encoding and scored on the held-out rows. The encoder's
 seconds are its ``fit_transform`` plus its ``transform`` of the test rows.
 
