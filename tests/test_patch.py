@@ -342,3 +342,23 @@ def test_prediction_is_libsvms_on_the_same_model(patched, iris, kernel, sparse):
         want = getattr(BaseLibSVM, kind + "_predict")(model, rows)
         clear = np.abs(theirs).min(axis=1) > 1e-9
         np.testing.assert_allclose(labels[clear], want[clear], rtol=1e-9)
+
+
+def test_prediction_holds_its_kernel_blocks_within_the_memory_budget(patched, peak_memory):
+    """``predict`` computes K(X, SV) in blocks the planner sizes: its peak stays within the
+    budget and what it returns, where the whole (20,000 x n_SV) float64 block is ~100x the
+    budget."""
+    from kernelscale import config_context
+    from kernelscale._planner import SLACK_BYTES
+
+    X, y = make_classification(3000, 10, flip_y=0.2, random_state=0)
+    model = _routed("SVC")().fit(X, y)
+    X_test = np.random.default_rng(0).standard_normal((20_000, 10))
+    budget = 2 * 2**20
+    whole = X_test.shape[0] * model.support_vectors_.shape[0] * 8
+    assert whole > 50 * budget
+    with config_context(memory_budget=budget):
+        model.decision_function(X_test[:100])  # compiled, loaded: not the path's memory
+        with peak_memory() as meter:
+            values = model.decision_function(X_test)
+    assert meter.peak <= budget + values.nbytes + X_test.nbytes + SLACK_BYTES

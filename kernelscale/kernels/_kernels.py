@@ -294,7 +294,37 @@ class Exponential(RBF):
         return ShiftInvariantKernel.from_distances(self, D, float(np.sqrt(factor)), out)
 
 
-class Polynomial(Kernel):
+def _finite(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}.")
+    return float(value)
+
+
+class _OfProducts(Kernel):
+    """A kernel of ``gamma x . y`` alone (``_finish`` maps the scaled products in place):
+    the polynomial and sigmoid kernels share their products' computation."""
+
+    sparse_products = True
+
+    def _work(self, Xb, setup, dtype):
+        return _scaled_work(Xb, math.sqrt(self.gamma), None, dtype)
+
+    def _evaluate(self, Xw, Yw, setup, columns, out):
+        gram_product(Xw, Yw, out)
+        self._finish(out)
+
+    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
+        out[...] = math.sqrt(self.gamma) * np.asarray(Xb @ Yw.T, dtype=np.float64)
+        self._finish(out)
+
+    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
+        products *= self.gamma
+        self._finish(products)
+        out[...] = products
+
+
+class Polynomial(_OfProducts):
     """Polynomial kernel ``(gamma x . y + coef0) ** degree``.
 
     The defaults are scikit-learn's ``SVC`` defaults (``degree=3``, ``coef0=0``),
@@ -316,46 +346,28 @@ class Polynomial(Kernel):
     """
 
     name = "polynomial"
-    sparse_products = True
 
     def __init__(self, gamma=1.0, degree=3, coef0=0.0):
         self.gamma = _positive("gamma", gamma)
         if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}.")
-        if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) \
-                or not np.isfinite(coef0):
-            raise ValueError(f"coef0 must be a finite number, got {coef0!r}.")
-        self.degree, self.coef0 = int(degree), float(coef0)
+        self.degree, self.coef0 = int(degree), _finite("coef0", coef0)
 
     def get_params(self):
         return {"gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
 
-    def _work(self, Xb, setup, dtype):
-        return _scaled_work(Xb, math.sqrt(self.gamma), None, dtype)
-
-    def _evaluate(self, Xw, Yw, setup, columns, out):
-        gram_product(Xw, Yw, out)
-        self._finish(out)
-
-    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
-        out[...] = math.sqrt(self.gamma) * np.asarray(Xb @ Yw.T, dtype=np.float64)
-        self._finish(out)
 
     def _finish(self, out):
         if self.coef0 != 0.0:
             out += self.coef0
         np.power(out, self.degree, out=out)
 
-    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
-        products *= self.gamma
-        self._finish(products)
-        out[...] = products
 
     def diagonal(self, X):
         return (self.gamma * _row_sqnorms(X) + self.coef0) ** self.degree
 
 
-class Sigmoid(Kernel):
+class Sigmoid(_OfProducts):
     """Sigmoid kernel ``tanh(gamma x . y + coef0)`` (LIBSVM's and scikit-learn's).
 
     Not positive semi-definite for most parameters: SMO still solves its dual
@@ -377,38 +389,20 @@ class Sigmoid(Kernel):
     """
 
     name = "sigmoid"
-    sparse_products = True
 
     def __init__(self, gamma=1.0, coef0=0.0):
         self.gamma = _positive("gamma", gamma)
-        if isinstance(coef0, bool) or not isinstance(coef0, numbers.Real) \
-                or not np.isfinite(coef0):
-            raise ValueError(f"coef0 must be a finite number, got {coef0!r}.")
-        self.coef0 = float(coef0)
+        self.coef0 = _finite("coef0", coef0)
 
     def get_params(self):
         return {"gamma": self.gamma, "coef0": self.coef0}
 
-    def _work(self, Xb, setup, dtype):
-        return _scaled_work(Xb, math.sqrt(self.gamma), None, dtype)
-
-    def _evaluate(self, Xw, Yw, setup, columns, out):
-        gram_product(Xw, Yw, out)
-        self._finish(out)
-
-    def _evaluate_sparse(self, Xb, Yw, setup, columns, out):
-        out[...] = math.sqrt(self.gamma) * np.asarray(Xb @ Yw.T, dtype=np.float64)
-        self._finish(out)
 
     def _finish(self, out):
         if self.coef0 != 0.0:
             out += self.coef0
         np.tanh(out, out=out)
 
-    def _from_products(self, products, x_sqnorm, y_sqnorm, out):
-        products *= self.gamma
-        self._finish(products)
-        out[...] = products
 
     def diagonal(self, X):
         return np.tanh(self.gamma * _row_sqnorms(X) + self.coef0)

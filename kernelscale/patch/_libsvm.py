@@ -83,22 +83,19 @@ class _KernelscaleLibsvm:
         if not self._fit_kernelscale(X, y, sample_weight, kernel, random_seed, sparse=True):
             super()._sparse_fit(X, y, sample_weight, solver_type, kernel, random_seed)
 
-    # prediction: the model read by kernelscale's kernels (LIBSVM's for the rest)
+    # prediction: the model read by kernelscale's kernels (LIBSVM's where those return
+    # None: a callable or precomputed kernel, gamma=0)
     def _dense_predict(self, X):
-        values = None if callable(self.kernel) else predicted(self, X)
-        return super()._dense_predict(X) if values is None else values
+        return _either(predicted(self, X), super()._dense_predict, X)
 
     def _sparse_predict(self, X):
-        values = None if callable(self.kernel) else predicted(self, X)
-        return super()._sparse_predict(X) if values is None else values
+        return _either(predicted(self, X), super()._sparse_predict, X)
 
     def _dense_decision_function(self, X):
-        values = None if callable(self.kernel) else decision_values(self, X)
-        return super()._dense_decision_function(X) if values is None else values
+        return _either(decision_values(self, X), super()._dense_decision_function, X)
 
     def _sparse_decision_function(self, X):
-        values = None if callable(self.kernel) else decision_values(self, X)
-        return super()._sparse_decision_function(X) if values is None else values
+        return _either(decision_values(self, X), super()._sparse_decision_function, X)
 
     def _unsupported(self, kernel, n):
         """Why kernelscale does not run this fit, or None."""
@@ -210,6 +207,10 @@ class _KernelscaleLibsvm:
         coef[native.support_] = native.dual_coef_[0]
         return single_model(coef, float(native.intercept_[0]), int(np.max(native.n_iter_)),
                             native.fit_status_ == 0)
+
+
+def _either(values, libsvm, X):
+    return libsvm(X) if values is None else values
 
 
 def _scratch(n):
