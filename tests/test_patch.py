@@ -362,3 +362,18 @@ def test_prediction_holds_its_kernel_blocks_within_the_memory_budget(patched, pe
         with peak_memory() as meter:
             values = model.decision_function(X_test)
     assert meter.peak <= budget + values.nbytes + X_test.nbytes + SLACK_BYTES
+
+
+def test_a_memory_budget_below_the_float64_matrix_sends_the_fit_to_the_planned_estimator(
+        patched, capsys):
+    """The float64 matrix is held only where the memory budget has room for it; otherwise
+    the fit is the native estimator's, whose plan keeps the budget."""
+    from kernelscale import config_context
+
+    X, y = make_classification(2000, 10, random_state=0)
+    kernelscale.patch_sklearn(verbose=True)
+    with config_context(memory_budget="16M"):  # the 2000 x 2000 float64 matrix is 32 MB
+        _routed("SVC")().fit(X, y)
+    assert "float32 kernel rows, 2000 rows" in capsys.readouterr().out
+    _routed("SVC")().fit(X, y)
+    assert "float64 kernel matrix, 2000 rows" in capsys.readouterr().out

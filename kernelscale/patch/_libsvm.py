@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
 from .._parallel import one_thread
+from .._validation import resolve_memory_budget
 from ..kernels import make_kernel
 from ..models import KernelOneClassSVM, KernelSVC, KernelSVR
 from ..solvers import one_class_start, smo_dense
@@ -222,8 +223,9 @@ def _scratch(n):
 
 
 def _largest_rows(impl):
-    """Rows whose float64 matrix of variables fits ``FLOAT64_MATRIX_BYTES``."""
-    rows = int(np.sqrt(FLOAT64_MATRIX_BYTES / 8))
+    """Rows whose float64 matrix of variables fits ``FLOAT64_MATRIX_BYTES`` and the
+    memory budget (a smaller budget sends the fit to the estimator, whose plan keeps it)."""
+    rows = int(np.sqrt(min(FLOAT64_MATRIX_BYTES, resolve_memory_budget(None)) / 8))
     return rows // 2 if impl == "epsilon_svr" else rows
 
 
