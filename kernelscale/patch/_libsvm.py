@@ -31,7 +31,7 @@ from ..kernels import make_kernel
 from ..models import KernelOneClassSVM, KernelSVC, KernelSVR
 from ..solvers import one_class_start, smo_dense
 from ._libsvm_layout import native_ovo_model, ovo_model, single_model
-from ._libsvm_predict import decision_values, predicted
+from ._libsvm_predict import SMALL_MATRIX_ENTRIES, decision_values, predicted
 from ._routing import documented, original, record
 
 __all__ = ["SVC", "SVR", "OneClassSVM", "FLOAT64_MATRIX_BYTES"]
@@ -45,10 +45,8 @@ FLOAT64_MATRIX_BYTES = 512 * 2**20
 #: a sparse X is densified for its kernel matrix up to this size (the matrix itself
 #: is dense and n / d times larger in the usual case)
 DENSE_COPY_BYTES = 256 * 2**20
-#: a float64 kernel matrix of at most this many entries (1,024 rows) is fitted on one
-#: thread, in a buffer each thread keeps: on a 569-row fit (breast_cancer) two threads cost
-#: 3.3 ms against 2.4 ms on one, and a fresh 2.6 MB matrix about 1 ms of page faults
-SMALL_MATRIX_ENTRIES = 1 << 20
+# fits of at most SMALL_MATRIX_ENTRIES also reuse a per-thread buffer: a fresh 2.6 MB
+# matrix cost about 1 ms of page faults a fit
 _SCRATCH = threading.local()
 _NOT_FINITE = ("The dual coefficients or intercepts are not finite. The input data may "
                "contain large values and need to be preprocessed.")

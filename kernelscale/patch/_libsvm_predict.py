@@ -23,14 +23,15 @@ from .._parallel import one_thread
 from .._validation import iter_row_blocks, resolve_memory_budget
 from ..kernels import make_kernel
 
-__all__ = ["decision_values", "predicted", "ROUTED_KERNELS"]
+__all__ = ["decision_values", "predicted", "ROUTED_KERNELS", "SMALL_MATRIX_ENTRIES"]
 
 #: the kernels whose prediction kernelscale computes
 ROUTED_KERNELS = ("rbf", "linear", "poly", "sigmoid")
 
-#: test rows x support vectors up to which the product runs on one thread (the fits'
-#: measured size: a 1,024-row matrix)
-_ONE_THREAD_ENTRIES = 1 << 20
+#: a float64 kernel block of at most this many entries (a 1,024-row square) is computed on
+#: one thread, the fit's as the prediction's: on a 569-row fit (breast_cancer) two threads
+#: cost 3.3 ms against 2.4 ms on one (one table; bench_patch's small problems check it)
+SMALL_MATRIX_ENTRIES = 1 << 20
 
 
 def _pair_coefficients(estimator):
@@ -71,7 +72,7 @@ def decision_values(estimator, X):
     function = make_kernel(kernel, gamma=float(estimator._gamma),
                            degree=int(estimator.degree), coef0=float(estimator.coef0))
     budget = resolve_memory_budget(None)
-    with one_thread() if n * n_sv <= _ONE_THREAD_ENTRIES else nullcontext():
+    with one_thread() if n * n_sv <= SMALL_MATRIX_ENTRIES else nullcontext():
         prepared = function.prepare(support, np.float64, budget)
         per_row = prepared.bytes_per_row(X) + 8 * n_sv
         for start, stop in iter_row_blocks(n, per_row, budget,
