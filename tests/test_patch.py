@@ -263,7 +263,7 @@ def test_kernel_ridge_is_scikit_learns(patched, kernel):
 
 
 @pytest.mark.slow
-def test_scikit_learns_own_tests_pass_with_the_patch():
+def test_scikit_learns_own_tests_pass_with_the_patch(tmp_path):
     """scikit-learn's test modules with the patch on: >= 95% each, the rest listed."""
     import subprocess
     import sys
@@ -271,7 +271,7 @@ def test_scikit_learns_own_tests_pass_with_the_patch():
 
     script = Path(__file__).resolve().parent.parent / "benchmarks" / "sklearn_tests.py"
     out = subprocess.run([sys.executable, str(script), "--check", "--out",
-                          str(Path(__file__).parent / ".sklearn_tests.json")],
+                          str(tmp_path / "sklearn_tests.json")],
                          capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
 
