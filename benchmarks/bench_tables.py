@@ -298,7 +298,7 @@ from kernelscale import KernelRegressorCV
 frame = pd.read_csv({train!r})
 frame = frame[frame["PM2.5"].notna()]
 y = frame.pop("PM2.5").to_numpy()
-search = KernelRegressorCV(time_budget="2m").fit(frame, y)
+search = KernelRegressorCV(time_budget="2m", random_state={seed!r}).fit(frame, y)
 wall = time.perf_counter() - began
 test = pd.read_csv({test!r})
 y_test = test.pop("PM2.5").to_numpy()
@@ -324,17 +324,20 @@ def run_tune(args, work):
 
     train, test = _beijing_raw(work)
     rows = []
-    for load in args.loads:
+    # None: each path's default (the CLI's --seed 0, the API's random_state=None)
+    for load, seed in [(load, seed) for load in args.loads for seed in args.seeds or [None]]:
         loops = busy_loops() if load == "busy" else []
         try:
             model = Path(work) / "beijing.ksm"
             command = [sys.executable, "-m", "kernelscale.cli", "tune", str(train),
                        "--label-column", "PM2.5", "--drop-missing-labels", "--time-budget",
                        "2m", "--test", str(test), "--output", str(model), "--no-progress"]
+            command += [] if seed is None else ["--seed", str(seed)]
             began = time.perf_counter()
             done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
             wall = time.perf_counter() - began
-            record = {"load": load, "path": "cli", "wall_s": wall, "rc": done.returncode}
+            record = {"load": load, "path": "cli", "seed": seed, "wall_s": wall,
+                      "rc": done.returncode}
             if done.returncode == 0:
                 from kernelscale import read_model_header
 
@@ -348,11 +351,13 @@ def run_tune(args, work):
             print(json.dumps(record), flush=True)
             rows.append(record)
             done = subprocess.run([sys.executable, "-c", API.format(train=str(train),
-                                                                    test=str(test))],
+                                                                    test=str(test),
+                                                                    seed=seed)],
                                   capture_output=True, text=True, timeout=1800)
             line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-            record = {"load": load, "path": "api", **(json.loads(line[0][7:]) if line else {
-                "error": (done.stderr.strip().splitlines() or ["?"])[-1]})}
+            result = json.loads(line[0][7:]) if line else {
+                "error": (done.stderr.strip().splitlines() or ["?"])[-1]}
+            record = {"load": load, "path": "api", "seed": seed, **result}
             print(json.dumps(record), flush=True)
             rows.append(record)
         finally:
@@ -375,6 +380,9 @@ def main():
     parser.add_argument("--old", type=Path, default=None)
     parser.add_argument("--new", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seeds", type=int, nargs="+", default=None,
+                        help="--tune: the CLI's --seed and the API's random_state (default: "
+                             "each path's own default)")
     parser.add_argument("--out", default="tables")
     args = parser.parse_args()
     report = {"command": "python benchmarks/bench_tables.py " + " ".join(sys.argv[1:]),

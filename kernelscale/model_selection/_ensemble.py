@@ -25,7 +25,7 @@ import numpy as np
 from ..models.ridge import calibrated_proba, fold_calibration
 from ._space import score_values
 
-__all__ = ["Selection", "select_ensemble"]
+__all__ = ["Selection", "select_ensemble", "select_affordable"]
 
 
 @dataclasses.dataclass
@@ -118,3 +118,52 @@ def select_ensemble(records, y, y_index, classes, folds, scoring):
     return Selection([pool[i] for i in chosen], [int(counts[i]) for i in chosen],
                      None if calibrations is None else [calibrations[i] for i in chosen],
                      scores, float(diff.mean()), se)
+
+
+def select_affordable(pool, select, cost, best, affordable):
+    """The best ensemble whose members' fits the time left pays for.
+
+    ``select(pool)`` is the selection over ``pool``; while its members other than
+    ``best`` (held fitted already) cost ``cost(member)`` seconds in all that
+    ``affordable(seconds)`` refuses, the selection runs again without the costliest
+    of them.
+
+    Returns
+    -------
+    selection : Selection or None
+        The last selection (None, or not ``kept``: no ensemble).
+    seconds : float
+        Its members' fits (the first refused selection's where none was affordable).
+    left_out : int
+        The candidates left out for time.
+    refused : str or None
+        What the first refused selection needed, in words (None: none was refused).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> def select(pool):  # every candidate of the pool, kept where two or more
+    ...     return SimpleNamespace(members=pool, gain=0.1, kept=len(pool) > 1)
+    >>> chosen, seconds, left_out, _ = select_affordable(
+    ...     ["best", "cheap", "dear"], select, {"cheap": 1.0, "dear": 50.0}.get, "best",
+    ...     lambda s: s <= 10)
+    >>> chosen.members, seconds, left_out
+    (['best', 'cheap'], 1.0, 1)
+    """
+    refused, first_seconds, left_out = None, 0.0, 0
+    while True:
+        selection = select(pool)
+        if selection is None or not selection.kept:
+            return selection, first_seconds, left_out, refused
+        others = [m for m in selection.members if m is not best]
+        costs = [cost(m) for m in others]
+        seconds = float(sum(costs))
+        if affordable(seconds):
+            return selection, seconds, left_out, refused
+        if refused is None:
+            refused = (f"{len(selection.members)} members (+{selection.gain:.4f} out of fold) "
+                       f"need {seconds:.1f} s of fits, past the time left")
+            first_seconds = seconds
+        costliest = others[int(np.argmax(costs))]
+        pool = [r for r in pool if r is not costliest]
+        left_out += 1

@@ -174,6 +174,8 @@ class Evaluator:
         """The search's settings as the line's models see them on ``rows`` rows (their
         budget: :meth:`memory_left`)."""
         changes = {"memory_budget": self.memory_left(rows, copied)}
+        if line.draw:  # another draw of the random centres (and the grid's, the same)
+            changes["random_state"] = (self.settings.random_state + line.draw) % 2 ** 32
         if line.balanced:
             changes["class_weight"] = "balanced"
         if not probability:
@@ -269,6 +271,8 @@ class Evaluator:
             params["metric"] = line.metric
         if line.balanced:
             params["class_weight"] = "balanced"
+        if line.draw:
+            params["draw"] = int(line.draw)
         oof = None
         if raw.get("oof") and all(part is not None for part in raw["oof"]):
             first = np.asarray(raw["oof"][0])
@@ -304,6 +308,8 @@ class Evaluator:
             params["class_weight"] = "balanced"
         if line.n_leaves > 1:
             params["n_leaves"] = int(line.n_leaves)
+        if line.draw:
+            params["draw"] = int(line.draw)
         return params
 
     def fit_folds(self, line, rows, configs, *, deadline=None, on_records=None):
@@ -356,6 +362,15 @@ class Evaluator:
                 on_records(records[-1:])
         return records
 
+    def oof_scores(self, rows, oof):
+        """Each fold's score, on the nested subsample of ``rows`` rows, of out-of-fold
+        decision columns ``oof`` (a record's ``scores``, of predictions made elsewhere)."""
+        index, folds = self.rung(rows)
+        y = self.data.y[index]
+        classes = self.data.classes if self.classifier else None
+        return np.array([score_values(self.settings.scoring, y[val], oof[val], classes)
+                         for _, val in folds])
+
     # ------------------------------------------------------------------ models
 
     def raw_params(self, line, params):
@@ -392,7 +407,8 @@ class Evaluator:
         if "n_components" in raw and family.capped:
             raw["n_components"] = int(min(raw["n_components"], train_rows))
         settings = self.settings_for(line, probability, rows=train_rows, copied=copied)
-        model_params = {k: v for k, v in raw.items() if k not in ("metric", "n_leaves")}
+        model_params = {k: v for k, v in raw.items()
+                        if k not in ("metric", "n_leaves", "draw")}
         if self.classifier:
             estimator = classifier_model(model_params, settings)
         else:

@@ -44,6 +44,10 @@ class Line:
         ``class_weight="balanced"`` (over the search's own class weights).
     n_leaves : int
         Local models: one per leaf of the rows (1: one model).
+    draw : int
+        0, or the ``draw``-th other draw of the random centres of a configuration
+        (a candidate for the ensemble, never the best: the luckiest of several draws
+        of one configuration is picked on noise).
     """
 
     family: str
@@ -51,6 +55,7 @@ class Line:
     metric: str = "none"
     balanced: bool = False
     n_leaves: int = 1
+    draw: int = 0
 
     def describe(self):
         """E.g. ``falkon, laplacian kernel, diagonal metric``."""
@@ -63,6 +68,8 @@ class Line:
             parts.append("balanced classes")
         if self.n_leaves > 1:
             parts.append(f"{self.n_leaves} leaves")
+        if self.draw:
+            parts.append(f"centres' draw {self.draw + 1}")
         return ", ".join(parts)
 
 
@@ -190,9 +197,10 @@ class Records:
 
     def keys(self):
         """Every record's :meth:`Record.key` (``cv_results_``'s ranks follow them); a record
-        another supersedes ranks after every other, in its own order."""
+        another supersedes, and another draw of a configuration's centres, ranks after
+        every other, in its own order."""
         most = self.most_rows()
-        gone = self.superseded()
+        gone = self.superseded() | {id(r) for r in self.all if r.line.draw}
         keys = np.array([r.key(most) for r in self.all])
         if gone and np.isfinite(keys).any():
             low = np.nanmin(keys[np.isfinite(keys)])
@@ -216,13 +224,14 @@ class Records:
 
     def best(self, where=None):
         """The best record (:meth:`Record.key`) among those ``where`` accepts and no record
-        of the same configuration on more rows supersedes; None for none. Ties go to the
-        one scored on more rows, then to the earlier."""
+        of the same configuration on more rows supersedes, other than another draw of
+        a configuration's centres; None for none. Ties go to the one scored on more rows,
+        then to the earlier."""
         most = self.most_rows()
         gone = self.superseded()
         chosen, chosen_key = None, -np.inf
         for record in self.all:
-            if id(record) in gone or where is not None and not where(record):
+            if id(record) in gone or record.line.draw or where is not None and not where(record):
                 continue
             key = record.key(most)
             if chosen is None or (key, record.rows) > (chosen_key, chosen.rows):

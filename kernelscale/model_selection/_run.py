@@ -29,7 +29,7 @@ import numpy as np
 from .._progress import progress
 from .._validation import MemoryBudgetError
 from ..models.ridge import fold_calibration
-from ._ensemble import select_ensemble
+from ._ensemble import select_affordable, select_ensemble
 from ._families import FALKON, FAMILIES
 
 __all__ = ["Held", "SearchRun", "SearchTimeError", "interrupted"]
@@ -306,22 +306,25 @@ class SearchRun:
                                         f"predictions kept on {best.rows} rows")
             return
         classes = ev.data.classes if ev.classifier else None
-        selection = select_ensemble(pool, ev.data.y[index],
-                                    ev.data.y_index[index] if ev.classifier else None,
-                                    classes, folds, ev.settings.scoring)
-        if selection is None or not selection.kept:
-            gain = "" if selection is None else \
-                f": {len(selection.members)} members, {selection.gain:+.4f} +- {selection.se:.4f}"
-            self.sched.skip("ensemble", "not kept: it did not score above the best by more "
-                                        f"than the noise{gain}")
-            return
         rows = held.rows
-        others = [m for m in selection.members if m is not best]
-        predicted = sum(self.refit_predicted(m, rows) for m in others)
-        if not self.sched.affordable(REFIT_SAFETY * predicted):
-            self.sched.skip("ensemble", f"{len(selection.members)} members (+{selection.gain:.4f} "
-                                        f"out of fold) need {predicted:.1f} s of fits, past the "
-                                        "time left", predicted)
+
+        def select(pool):
+            return select_ensemble(pool, ev.data.y[index],
+                                   ev.data.y_index[index] if ev.classifier else None,
+                                   classes, folds, ev.settings.scoring)
+
+        selection, predicted, left_out, refused = select_affordable(
+            pool, select, lambda m: self.refit_predicted(m, rows), best,
+            lambda seconds: self.sched.affordable(REFIT_SAFETY * seconds))
+        if selection is None or not selection.kept:
+            if refused is not None:  # what the time could not pay for, said
+                self.sched.skip("ensemble", refused, predicted)
+                return
+            gain = "" if selection is None else \
+                f": {len(selection.members)} members, {selection.gain:+.4f} +- " \
+                f"{selection.se:.4f}"
+            self.sched.skip("ensemble", "not kept: it did not score above the best by "
+                                        f"more than the noise{gain}")
             return
         with self.sched.run("ensemble", predicted=predicted) as handle:
             fitted = []
@@ -340,7 +343,9 @@ class SearchRun:
                               "members": described})
             handle.note = (f"{len(models)} members (weights {selection.weights}) on {rows} rows: "
                            f"out of fold {np.mean(selection.scores):.4f}, "
-                           f"{selection.gain:+.4f} +- {selection.se:.4f} over the best")
+                           f"{selection.gain:+.4f} +- {selection.se:.4f} over the best"
+                           + (f" ({left_out} costlier candidates left out: {refused})"
+                              if left_out else ""))
 
 
 def interrupted(run):

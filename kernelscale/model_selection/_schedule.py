@@ -100,9 +100,9 @@ class StageRecord:
     ----------
     stage : str
         What ran: a move of the searcher ("grid", "kernel", "metric", "class
-        weights", "gamma step", "penalties", "centres", "leaves"), "learn widths",
-        "learn metric", "hold" (the best so far fitted as a model), "refit",
-        "ensemble".
+        weights", "gamma step", "penalties", "centres", "leaves", "revisit", "draw"),
+        "learn widths", "learn metric", "hold" (the best so far fitted as a model),
+        "refit", "ensemble".
     outcome : str
         "done"; "shrunk" (ran smaller than planned to fit the time); "skipped"
         (not run: the time could not pay for it, or there was nothing to do);

@@ -21,10 +21,12 @@ their time. It starts from the cheap corner and grows by measured cost
    gamma stepped both ways (the step halved where both sides scored lower; the moves
    end where the scores around are flat within their noise, which also carries the
    grid past its edge); where none of those is affordable, a line the race retired on
-   fewer rows, on the best's rows.
+   fewer rows, on the best's rows; then other draws of the best's random centres,
+   candidates for the ensemble, while averaging one more into the best's out-of-fold
+   predictions raises their score.
 
 It stops when the time ends or when no move it can afford still pays: a longer
-budget reaches more rows, more gammas and more centres.
+budget reaches more rows, more gammas, more centres and more draws.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class _Local:
     centres_done: bool = False
     rows_done: bool = False
     leaves_done: bool = False
+    draws_done: bool = False
 
 
 class Searcher:
@@ -341,7 +344,8 @@ class Searcher:
         for move in moves:
             if affordable(move.predicted):
                 return move
-        return self._revisit(best, affordable)
+        move = self._revisit(best, affordable)
+        return move if move is not None else self._draw(best, state, affordable)
 
     def _revisit(self, best, affordable):
         """Where no move around the best is affordable, a line the race retired on fewer
@@ -371,6 +375,45 @@ class Searcher:
                          f"{best.rows} rows")
             return move
         return None
+
+    def _draws_of(self, best):
+        """The other draws of the best's centres scored, in the order drawn."""
+        return sorted((r for r in self.records.at(best.rows)
+                       if r.line.draw and dataclasses.replace(r.line, draw=0) == best.line
+                       and np.isclose(r.factor, best.factor)
+                       and np.isclose(r.penalty, best.penalty)
+                       and r.n_components == best.n_components),
+                      key=lambda r: r.line.draw)
+
+    def _draw(self, best, state, affordable):
+        """Where every other move is done or unaffordable, the best configuration with its
+        random centres drawn again: each draw a candidate for the ensemble (their average
+        is a model of less variance than any one), while averaging one more draw into the
+        best's out-of-fold predictions still raises their score (:meth:`observe`) and the
+        time left pays for its folds and, in the ensemble, its refit and those of the
+        draws before it. What a longer budget buys once the space around the best is
+        spent."""
+        family = FAMILIES[best.line.family]
+        if state.draws_done or not (self.local and family.centred) or best.oof is None \
+                or best.line.draw:
+            return None
+        ev = self.evaluator
+        k = 1 + len(self._draws_of(best))
+        line = dataclasses.replace(best.line, draw=k)
+        if best.line.n_leaves > 1:
+            form = "folds"
+            cv = ev.n_splits * ev.predict(best.line, "fit", best.rows * (ev.n_splits - 1)
+                                          // ev.n_splits, best.n_components)
+        else:
+            form = "grid"
+            cv = ev.predict(best.line, "grid", best.rows, best.n_components)
+        refits = k * ev.predict(best.line, "fit", ev.n, best.n_components)
+        if not affordable(cv + refits):
+            return None
+        return Move("draw", form, line, best.rows, [best.factor], [best.penalty],
+                    best.n_components, predicted=cv,
+                    note=f"{best.line.describe()}, gamma x {best.factor:.4g}: its centres "
+                         f"drawn again (draw {k + 1})")
 
     def _more_rows(self, best, state):
         if state.rows_done or best.rows >= self.rungs[-1] or best.line.n_leaves > 1:
@@ -412,13 +455,21 @@ class Searcher:
                 state.gamma_done = True
                 return None
             state.step /= 2.0
-        penalties = self._penalties_of(best)
-        return self._local_move(best, "gamma step", new, penalties,
+        return self._local_move(best, "gamma step", new, self._penalties_near(best),
                                 f"gamma x {best.factor:.4g} stepped by 2^{state.step:g}")
 
     def _penalties_of(self, best):
         line_state = self.lines.get(best.line)
         return list(line_state.penalties) if line_state else [best.penalty]
+
+    def _penalties_near(self, best):
+        """The best's penalty and its neighbours on its line's grid: a gamma a step from
+        the best's has its best penalty beside the best's (the ridge of (gamma, penalty)
+        moves by about a step), and each penalty is a solve of its own (an exact SVM's
+        large C the slowest of them)."""
+        penalties = sorted(self._penalties_of(best))
+        at = int(np.argmin([abs(math.log(p / best.penalty)) for p in penalties]))
+        return penalties[max(0, at - 1):at + 2]
 
     def _local_move(self, best, stage, factors, penalties, note, n_components=None):
         m = n_components if n_components is not None else best.n_components
@@ -526,6 +577,9 @@ class Searcher:
         best = self.records.best()
         if move.form == "learn" or best is None:
             return
+        if move.stage == "draw":
+            self._observe_draw(best, records)
+            return
         if move.stage == "revisit":  # a line that wins on the best's rows is alive again
             if any(r is best for r in records):
                 self.lines[move.line].alive = True
@@ -553,6 +607,27 @@ class Searcher:
             elif move.stage == "rows":
                 mine.rows_done = True
             del state  # (a leaf count that did not pay leaves the others to try)
+
+    def _observe_draw(self, best, records):
+        """The draws end where averaging the last one (``records``) into the best's and the
+        earlier draws' out-of-fold predictions did not raise their fold-by-fold scores by
+        more than the standard error of that gain (the ensemble's and the gamma step's
+        rule of noise), or it failed."""
+        state = self._local.get((best.line, best.rows))
+        if state is None:
+            return
+        draws = self._draws_of(best)
+        if not records or best.oof is None or any(r.oof is None for r in draws):
+            state.draws_done = True  # it failed, or predictions were dropped for memory
+            return
+        ev = self.evaluator
+        oofs = [np.asarray(best.oof, dtype=np.float64)] + \
+            [np.asarray(r.oof, dtype=np.float64) for r in draws]
+        gain = ev.oof_scores(best.rows, np.mean(oofs, axis=0)) \
+            - ev.oof_scores(best.rows, np.mean(oofs[:-1], axis=0))
+        se = float(np.std(gain, ddof=1) / np.sqrt(gain.size)) if gain.size > 1 else 0.0
+        if not gain.mean() > se:
+            state.draws_done = True
 
     def _key_of(self, move):
         line = move.line
