@@ -26,7 +26,7 @@ from kernelscale import (
 from kernelscale.datasets import make_nonlinear_problem
 from kernelscale.model_selection import _run, _runner
 from kernelscale.model_selection._cost import MOST_POWER, CostModel
-from kernelscale.model_selection._ensemble import select_affordable, select_ensemble
+from kernelscale.model_selection._ensemble import select_ensemble
 from kernelscale.model_selection._evaluator import Evaluator, rung_sizes
 from kernelscale.model_selection._records import Line, Record, Records, paired_gain
 from kernelscale.models import WeightedEnsembleClassifier, WeightedEnsembleRegressor
@@ -199,7 +199,9 @@ def test_another_draw_of_the_centres_is_never_the_best_and_ranks_last():
     assert "draw 2" in lucky.line.describe()
 
 
-def test_an_ensemble_the_time_cannot_pay_for_drops_its_costliest_member_never_the_best():
+def test_an_ensemble_takes_only_the_members_whose_refits_the_time_pays_for_in_one_pass():
+    # regression: an ensemble the time could not pay for was selected again and again
+    # without its costliest member, outside any grant: 28 s past a 2-minute budget (bio)
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 600)
     classes = np.array([0, 1])
@@ -207,25 +209,52 @@ def test_an_ensemble_the_time_cannot_pay_for_drops_its_costliest_member_never_th
         rng.permutation(600), 5)]
     truth = np.where(y == 1, 1.0, -1.0)
     thirds = np.arange(600) // 200
-    # three members, each right on its own third of the rows
+    # three members, each right on its own third of the rows: the best of them, held
+    # fitted already (no refit), a cheap one and a dear one
     records = [_record([0.6] * 5, rows=600, factor=float(k + 1),
                        oof=np.where(thirds == k, truth, -truth * 0.2)[:, None]
                        .astype(np.float32)) for k in range(3)]
     best, cheap, dear = records
-    cost = {id(cheap): 1.0, id(dear): 100.0}
+    cost = {id(best): 0.0, id(cheap): 1.0, id(dear): 100.0}
+    every = select_ensemble(records, y, y, classes, folds, "accuracy")
+    assert every.kept and len(every.members) == 3
+    chosen = select_ensemble(records, y, y, classes, folds, "accuracy",
+                             cost=lambda m: cost[id(m)], affordable=lambda s: s <= 10.0)
+    assert chosen.kept and dear not in chosen.members and best in chosen.members
+    assert select_ensemble(records, y, y, classes, folds, "accuracy",
+                           cost=lambda m: cost[id(m)] + 1.0, affordable=lambda s: False) is None
+    # the budget's end stops the additions where they are: the first member alone
+    stopped = select_ensemble(records, y, y, classes, folds, "accuracy", stop=lambda: True)
+    assert len(stopped.members) == 1 and not stopped.kept
 
-    def select(pool):
-        return select_ensemble(pool, y, y, classes, folds, "accuracy")
 
-    chosen, seconds, left_out, refused = select_affordable(
-        records, select, lambda m: cost[id(m)], best, lambda s: s <= 10.0)
-    assert chosen.kept and dear not in chosen.members and seconds == 1.0 and left_out == 1
-    assert "past the time left" in refused
-    # nothing affordable: no ensemble, and the first refusal is what is said
-    chosen, seconds, left_out, refused = select_affordable(
-        records, select, lambda m: cost[id(m)], best, lambda s: False)
-    assert chosen is None or not chosen.kept
-    assert seconds == 101.0 and refused.startswith("3 members")
+def test_a_penalty_past_the_edge_is_priced_by_the_growth_its_neighbours_measured():
+    # regression: an exact SVM's C past the grid's edge was priced at the grid's mean
+    # (21 s) and took 271 s, and the refit on every row no longer fitted (electricity)
+    from kernelscale.model_selection._searcher import Searcher
+
+    class Stub:
+        def penalties(self, line):
+            return [1.0, 10.0, 100.0]
+
+    line = Line("exact-svm")
+    records = Records(oof_bytes=0)
+    for penalty, seconds, score in ((1.0, 1.0, 0.7), (10.0, 2.0, 0.8), (100.0, 8.0, 0.9)):
+        scores = np.full(3, score)
+        records.add([Record(line, 300, 1.0, penalty, None, {}, scores, np.full(3, seconds),
+                            np.zeros(3))])
+    searcher = Searcher(Stub(), records, [300], families=["exact-svm"], factors=[1.0])
+    best = records.best()
+    assert best.penalty == 100.0
+    # the edge's 24 s of fits, grown 4x from its neighbour's 6 s
+    assert searcher._past_the_edge(best) == pytest.approx(96.0)
+    # at the low edge the growth is inward: no smaller than the edge's own time
+    low = Records(oof_bytes=0)
+    for penalty, seconds, score in ((1.0, 1.0, 0.9), (10.0, 2.0, 0.8)):
+        low.add([Record(line, 300, 1.0, penalty, None, {}, np.full(3, score),
+                        np.full(3, seconds), np.zeros(3))])
+    searcher = Searcher(Stub(), low, [300], families=["exact-svm"], factors=[1.0])
+    assert searcher._past_the_edge(low.best()) == pytest.approx(3.0)
 
 
 def test_weighted_ensembles_average_their_members_and_save(tmp_path):

@@ -25,7 +25,7 @@ import numpy as np
 from ..models.ridge import calibrated_proba, fold_calibration
 from ._space import score_values
 
-__all__ = ["Selection", "select_ensemble", "select_affordable"]
+__all__ = ["Selection", "select_ensemble"]
 
 
 @dataclasses.dataclass
@@ -64,9 +64,16 @@ def _fold_scores(prediction, y, folds, scoring, classes):
                      for _, val in folds])
 
 
-def select_ensemble(records, y, y_index, classes, folds, scoring):
+def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
+                    affordable=None, stop=None):
     """Caruana's greedy selection over ``records`` (their out-of-fold predictions, on the
     same rows and ``folds``); the :class:`Selection`, or None with fewer than two.
+
+    With ``cost(record)`` (seconds of its refit; 0 for one fitted already) and
+    ``affordable(seconds)``, a record joins only where the members' refits, it
+    included, stay affordable: the best ensemble the time left pays for, in one pass.
+    ``stop()``, checked before each addition, ends the selection where it is (the time
+    budget's end).
 
     Parameters
     ----------
@@ -94,15 +101,29 @@ def select_ensemble(records, y, y_index, classes, folds, scoring):
     def score(prediction):
         return score_values(scoring, y, prediction, classes)
 
-    singles = [score(p) for p in predictions]
-    first = int(np.argmax(singles))
+    costs = np.array([0.0 if cost is None else float(cost(r)) for r in pool])
+
+    def allowed(counts):
+        """Which records may join: members already, or affordable with the others."""
+        if affordable is None:
+            return np.ones(len(pool), dtype=bool)
+        spent = costs[counts > 0].sum()
+        return (counts > 0) | np.array([affordable(spent + c) for c in costs])
+
+    singles = np.array([score(p) for p in predictions])
     counts = np.zeros(len(pool), dtype=int)
+    fits = allowed(counts)
+    if not fits.any():
+        return None
+    first = int(np.argmax(np.where(fits, singles, -np.inf)))
     counts[first] = 1
     total = predictions[first].copy()
     current = singles[first]
-    while True:
+    while stop is None or not stop():
         size = counts.sum()
-        trials = [score((total + p) / (size + 1)) for p in predictions]
+        fits = allowed(counts)
+        trials = [score((total + p) / (size + 1)) if ok else -np.inf
+                  for p, ok in zip(predictions, fits)]
         pick = int(np.argmax(trials))
         if not trials[pick] > current:
             break
@@ -119,51 +140,3 @@ def select_ensemble(records, y, y_index, classes, folds, scoring):
                      None if calibrations is None else [calibrations[i] for i in chosen],
                      scores, float(diff.mean()), se)
 
-
-def select_affordable(pool, select, cost, best, affordable):
-    """The best ensemble whose members' fits the time left pays for.
-
-    ``select(pool)`` is the selection over ``pool``; while its members other than
-    ``best`` (held fitted already) cost ``cost(member)`` seconds in all that
-    ``affordable(seconds)`` refuses, the selection runs again without the costliest
-    of them.
-
-    Returns
-    -------
-    selection : Selection or None
-        The last selection (None, or not ``kept``: no ensemble).
-    seconds : float
-        Its members' fits (the first refused selection's where none was affordable).
-    left_out : int
-        The candidates left out for time.
-    refused : str or None
-        What the first refused selection needed, in words (None: none was refused).
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace
-    >>> def select(pool):  # every candidate of the pool, kept where two or more
-    ...     return SimpleNamespace(members=pool, gain=0.1, kept=len(pool) > 1)
-    >>> chosen, seconds, left_out, _ = select_affordable(
-    ...     ["best", "cheap", "dear"], select, {"cheap": 1.0, "dear": 50.0}.get, "best",
-    ...     lambda s: s <= 10)
-    >>> chosen.members, seconds, left_out
-    (['best', 'cheap'], 1.0, 1)
-    """
-    refused, first_seconds, left_out = None, 0.0, 0
-    while True:
-        selection = select(pool)
-        if selection is None or not selection.kept:
-            return selection, first_seconds, left_out, refused
-        others = [m for m in selection.members if m is not best]
-        costs = [cost(m) for m in others]
-        seconds = float(sum(costs))
-        if affordable(seconds):
-            return selection, seconds, left_out, refused
-        if refused is None:
-            refused = (f"{len(selection.members)} members (+{selection.gain:.4f} out of fold) "
-                       f"need {seconds:.1f} s of fits, past the time left")
-            first_seconds = seconds
-        costliest = others[int(np.argmax(costs))]
-        pool = [r for r in pool if r is not costliest]
-        left_out += 1

@@ -29,7 +29,7 @@ import numpy as np
 from .._progress import progress
 from .._validation import MemoryBudgetError
 from ..models.ridge import fold_calibration
-from ._ensemble import select_affordable, select_ensemble
+from ._ensemble import select_ensemble
 from ._families import FALKON, FAMILIES
 
 __all__ = ["Held", "SearchRun", "SearchTimeError", "interrupted"]
@@ -307,26 +307,30 @@ class SearchRun:
             return
         classes = ev.data.classes if ev.classifier else None
         rows = held.rows
-
-        def select(pool):
-            return select_ensemble(pool, ev.data.y[index],
-                                   ev.data.y_index[index] if ev.classifier else None,
-                                   classes, folds, ev.settings.scoring)
-
-        selection, predicted, left_out, refused = select_affordable(
-            pool, select, lambda m: self.refit_predicted(m, rows), best,
-            lambda seconds: self.sched.affordable(REFIT_SAFETY * seconds))
-        if selection is None or not selection.kept:
-            if refused is not None:  # what the time could not pay for, said
-                self.sched.skip("ensemble", refused, predicted)
-                return
-            gain = "" if selection is None else \
-                f": {len(selection.members)} members, {selection.gain:+.4f} +- " \
-                f"{selection.se:.4f}"
-            self.sched.skip("ensemble", "not kept: it did not score above the best by "
-                                        f"more than the noise{gain}")
+        costs = {id(m): 0.0 if m is best else self.refit_predicted(m, rows) for m in pool}
+        cheapest = min(c for key, c in costs.items() if key != id(best))
+        if not self.sched.affordable(REFIT_SAFETY * cheapest):
+            self.sched.skip("ensemble", f"not tried: the cheapest member's refit on {rows} "
+                                        f"rows is predicted at {cheapest:.1f} s, past the "
+                                        "time left", cheapest)
             return
-        with self.sched.run("ensemble", predicted=predicted) as handle:
+        with self.sched.run("ensemble") as handle:
+            # the selection inside the grant: its additions stop at the budget's end, and
+            # each member joins only where every member's refit is still affordable
+            selection = select_ensemble(
+                pool, ev.data.y[index], ev.data.y_index[index] if ev.classifier else None,
+                classes, folds, ev.settings.scoring, cost=lambda m: costs[id(m)],
+                affordable=lambda seconds: self.sched.affordable(REFIT_SAFETY * seconds),
+                stop=handle.deadline.passed)
+            if selection is None or not selection.kept:
+                gain = "" if selection is None else \
+                    f": {len(selection.members)} members, {selection.gain:+.4f} +- " \
+                    f"{selection.se:.4f}"
+                handle.outcome = "skipped"
+                handle.note = ("not kept: it did not score above the best by more than the "
+                               f"noise, among the members whose refits the time left pays "
+                               f"for{gain}")
+                return
             fitted = []
             for member in selection.members:
                 if member is best:
@@ -343,9 +347,7 @@ class SearchRun:
                               "members": described})
             handle.note = (f"{len(models)} members (weights {selection.weights}) on {rows} rows: "
                            f"out of fold {np.mean(selection.scores):.4f}, "
-                           f"{selection.gain:+.4f} +- {selection.se:.4f} over the best"
-                           + (f" ({left_out} costlier candidates left out: {refused})"
-                              if left_out else ""))
+                           f"{selection.gain:+.4f} +- {selection.se:.4f} over the best")
 
 
 def interrupted(run):
