@@ -166,13 +166,17 @@ def test_a_configuration_fitted_by_the_evaluator_is_the_one_its_fold_fits_scored
     assert model.alpha == record_params["alpha"] and model.gamma == record_params["gamma"]
 
 
-def test_ensemble_selection_keeps_only_an_ensemble_that_beats_the_best_beyond_the_noise():
+def _two_classes(n=600):
+    """Labels of two classes, their 5 folds and each row's true decision sign."""
     rng = np.random.default_rng(0)
-    y = rng.integers(0, 2, 600)
-    classes = np.array([0, 1])
-    folds = [(np.setdiff1d(np.arange(600), part), part) for part in np.array_split(
-        rng.permutation(600), 5)]
-    truth = np.where(y == 1, 1.0, -1.0)
+    y = rng.integers(0, 2, n)
+    folds = [(np.setdiff1d(np.arange(n), part), part) for part in np.array_split(
+        rng.permutation(n), 5)]
+    return y, np.array([0, 1]), folds, np.where(y == 1, 1.0, -1.0)
+
+
+def test_ensemble_selection_keeps_only_an_ensemble_that_beats_the_best_beyond_the_noise():
+    y, classes, folds, truth = _two_classes()
     # two members, each right on a different half of the rows: their average is better
     first = np.where(np.arange(600) < 300, truth, -truth * 0.2)[:, None]
     second = np.where(np.arange(600) >= 300, truth, -truth * 0.2)[:, None]
@@ -202,12 +206,7 @@ def test_another_draw_of_the_centres_is_never_the_best_and_ranks_last():
 def test_an_ensemble_takes_only_the_members_whose_refits_the_time_pays_for_in_one_pass():
     # regression: an ensemble the time could not pay for was selected again and again
     # without its costliest member, outside any grant: 28 s past a 2-minute budget (bio)
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 2, 600)
-    classes = np.array([0, 1])
-    folds = [(np.setdiff1d(np.arange(600), part), part) for part in np.array_split(
-        rng.permutation(600), 5)]
-    truth = np.where(y == 1, 1.0, -1.0)
+    y, classes, folds, truth = _two_classes()
     thirds = np.arange(600) // 200
     # three members, each right on its own third of the rows: the best of them, held
     # fitted already (no refit), a cheap one and a dear one

@@ -539,7 +539,7 @@ class Searcher:
             state.centres_done = True
             return None
         line_state = self.lines.get(best.line)
-        penalties = list(line_state.penalties) if line_state else [best.penalty]
+        penalties = self._penalties_of(best)
         if best.line.n_leaves > 1:
             penalties = [best.penalty]
         try:  # a grid whose statistics do not fit the memory budget ends the growth
