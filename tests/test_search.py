@@ -8,6 +8,7 @@ cannot fail them.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 
@@ -227,14 +228,20 @@ def test_an_ensemble_takes_only_the_members_whose_refits_the_time_pays_for_in_on
     assert len(stopped.members) == 1 and not stopped.kept
 
 
-def test_a_penalty_past_the_edge_is_priced_by_the_growth_its_neighbours_measured():
+def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
     # regression: an exact SVM's C past the grid's edge was priced at the grid's mean
-    # (21 s) and took 271 s, and the refit on every row no longer fitted (electricity)
+    # (21 s) and took 271 s, and a gamma step at C = 316 priced at 88 s ran 250 s with
+    # nothing scored: the cost model's operations do not grow with C (electricity)
     from kernelscale.model_selection._searcher import Searcher
 
     class Stub:
+        n_splits = 3
+
         def penalties(self, line):
             return [1.0, 10.0, 100.0]
+
+        def predict(self, *args, **kwargs):
+            return 1.0  # what the operations say: blind to the penalty
 
     line = Line("exact-svm")
     records = Records(oof_bytes=0)
@@ -246,14 +253,21 @@ def test_a_penalty_past_the_edge_is_priced_by_the_growth_its_neighbours_measured
     best = records.best()
     assert best.penalty == 100.0
     # the edge's 24 s of fits, grown 4x from its neighbour's 6 s
-    assert searcher._past_the_edge(best) == pytest.approx(96.0)
+    assert searcher._measured(best, [1.0], [1000.0], None) == pytest.approx(96.0)
+    # a gamma step both ways at the best's penalty and its neighbour: each gamma priced
+    # at the nearest gamma's measured fits of each penalty
+    step = searcher._local_move(best, "gamma step", [2.0, 0.5], [10.0, 100.0], "step")
+    assert step.predicted == pytest.approx(2 * (6.0 + 24.0))
+    # nothing measured on these rows: the cost model's price stands
+    assert searcher._measured(dataclasses.replace(best, rows=900), [2.0], [100.0],
+                              None) == 0.0
     # at the low edge the growth is inward: no smaller than the edge's own time
     low = Records(oof_bytes=0)
     for penalty, seconds, score in ((1.0, 1.0, 0.9), (10.0, 2.0, 0.8)):
         low.add([Record(line, 300, 1.0, penalty, None, {}, np.full(3, score),
                         np.full(3, seconds), np.zeros(3))])
     searcher = Searcher(Stub(), low, [300], families=["exact-svm"], factors=[1.0])
-    assert searcher._past_the_edge(low.best()) == pytest.approx(3.0)
+    assert searcher._measured(low.best(), [1.0], [0.1], None) == pytest.approx(3.0)
 
 
 def test_weighted_ensembles_average_their_members_and_save(tmp_path):
@@ -411,6 +425,36 @@ def test_the_best_scored_configuration_comes_back_when_its_refit_cannot(monkeypa
     assert search.refit_rows_ >= search.cv_results_["n_resources"][best]
     refits = [r for r in search.stages_ if r.stage == "refit"]
     assert not refits or refits[-1].outcome in ("skipped", "done")
+
+
+def test_a_refit_short_of_every_row_stands_in_for_a_held_model_of_fewer_rows():
+    # regression: a revisit overran its grant, the refit on every row no longer fitted,
+    # and the model held on 14,384 rows stood although its configuration, the best, was
+    # scored on every row (diamonds at 2 minutes): a refit on more rows than the held
+    # model's, fewer than every row, stands in for it
+    line = Line("falkon")
+
+    def rec(rows, score, factor=1.0):
+        return Record(line, rows, factor, 1e-3, 100, {}, np.full(3, score), np.ones(3),
+                      np.zeros(3))
+    records = Records(oof_bytes=0)
+    small, big = rec(1000, 0.80), rec(9000, 0.85)
+    other = rec(1000, 0.82, factor=2.0)
+    records.add([small, big, other])
+    run = _run.SearchRun(None, None, records, None, None, probability=False)
+    assert run._least_rows(big) == 9000  # nothing held
+    run.held = _run.Held(None, {}, small, 1000, "held", None, small.mean)
+    assert run._least_rows(big) == 1001  # the best's own configuration, on fewer rows
+    run.held = _run.Held(None, {}, other, 1000, "held", None, other.mean)
+    # another configuration, which scored above the best's on the held model's rows: no
+    # measurement says fewer rows of the best do better than it
+    assert run._least_rows(big) == 9000
+    records.add([rec(3000, 0.83)])
+    # the best's configuration scored above it on more rows than the held model's: not
+    # on no more rows, so still every row the best was scored on
+    assert run._least_rows(big) == 9000
+    run.held = _run.Held(None, {}, other, 3000, "held", None, other.mean)
+    assert run._least_rows(big) == 3001
 
 
 @pytest.mark.slow

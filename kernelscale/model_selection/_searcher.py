@@ -406,7 +406,8 @@ class Searcher:
                                           // ev.n_splits, best.n_components)
         else:
             form = "grid"
-            cv = ev.predict(best.line, "grid", best.rows, best.n_components)
+            cv = max(ev.predict(best.line, "grid", best.rows, best.n_components),
+                     self._measured(best, [best.factor], [best.penalty], best.n_components))
         refits = k * ev.predict(best.line, "fit", ev.n, best.n_components)
         if not affordable(cv + refits):
             return None
@@ -480,8 +481,9 @@ class Searcher:
                 // self.evaluator.n_splits, m)
             return Move(stage, "folds", best.line, best.rows, factors, penalties, m,
                         predicted=predicted, note=f"{best.line.describe()}: {note}")
-        predicted = self.evaluator.predict(best.line, "grid", best.rows, m,
-                                           n_units=len(factors), n_penalties=len(penalties))
+        predicted = max(self.evaluator.predict(best.line, "grid", best.rows, m,
+                                               n_units=len(factors), n_penalties=len(penalties)),
+                        self._measured(best, factors, penalties, m))
         return Move(stage, "grid", best.line, best.rows, list(factors), list(penalties),
                     m if FAMILIES[best.line.family].centred else None, predicted=predicted,
                     note=f"{best.line.describe()}: {note}")
@@ -507,26 +509,45 @@ class Searcher:
         line_state.penalties = sorted(penalties + [new])
         move = self._local_move(best, "penalties", [best.factor], [new],
                                 f"the penalty past its grid's edge ({new:.3g})")
-        move.predicted = max(move.predicted, self._past_the_edge(best))
         return move
 
-    def _past_the_edge(self, best):
-        """Seconds of one more penalty past the edge the best sits on, from what the
-        penalties toward that edge measured at the best's gamma and rows: the edge's fit
-        times the growth from its neighbour (at least 1). A solver's iterations grow with
-        its penalty (an exact SVM's with C, the operations the cost model counts do not):
-        a C past the edge priced at the grid's mean once took 271 s for 21 predicted."""
+    def _measured(self, best, factors, penalties, m):
+        """Seconds of ``factors`` x ``penalties`` on the best's line and rows, from the fit
+        times its configurations measured there (0 where none was). A solver's iterations
+        grow with its penalty and its gamma (an exact SVM's with C), which the operations
+        the cost model counts do not see: each configuration is priced at the measured one
+        of its penalty at the nearest gamma; a penalty past those measured, at the edge's
+        times the growth from its neighbour (at least 1). Priced by the cost model alone, a
+        C past the grid's edge took 271 s for 21 predicted, and a gamma step at C = 316
+        (36,000 rows) 250 s for 88."""
         times = {}
         for r in self.records.at(best.rows, best.line):
-            if np.isclose(r.factor, best.factor) and r.n_components == best.n_components:
-                times[r.penalty] = float(np.sum(r.fit_times))
-        ranked = sorted(times)
-        if len(ranked) < 2:
+            if r.n_components == m:
+                times.setdefault(r.penalty, {})[r.factor] = float(np.sum(r.fit_times))
+        if not times:
             return 0.0
-        at = int(np.argmin([abs(math.log(p / best.penalty)) for p in ranked]))
-        inward = at - 1 if at == len(ranked) - 1 else at + 1
-        edge, inner = times[ranked[at]], times[ranked[inward]]
-        return edge * max(1.0, edge / inner) if inner > 0 else edge
+
+        def at(penalty, factor):
+            by_factor = times[penalty]
+            nearest = min(by_factor, key=lambda f: abs(math.log(f / factor)))
+            return by_factor[nearest]
+        ranked = sorted(times)
+        total = 0.0
+        for p in penalties:
+            for f in factors:
+                if p in times:
+                    total += at(p, f)
+                    continue
+                # beyond (or between) those measured: the nearest's, grown as from its
+                # neighbour toward p where p lies past the edge
+                near = int(np.argmin([abs(math.log(q / p)) for q in ranked]))
+                edge = at(ranked[near], f)
+                outside = p > ranked[-1] or p < ranked[0]
+                if outside and len(ranked) > 1:
+                    inner = at(ranked[near - 1 if near == len(ranked) - 1 else near + 1], f)
+                    edge *= max(1.0, edge / inner) if inner > 0 else 1.0
+                total += edge
+        return total
 
     def _centres(self, best, state):
         family = FAMILIES[best.line.family]
