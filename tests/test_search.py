@@ -270,6 +270,34 @@ def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
     assert searcher._measured(low.best(), [1.0], [0.1], None) == pytest.approx(3.0)
 
 
+def test_a_gamma_step_the_time_does_not_pay_for_is_tried_at_the_best_penalty_alone():
+    # regression: on electricity a step at three penalties was past the time left (its
+    # large C the slowest), and the search ended with 35 s of its 2 minutes unspent
+    from kernelscale.model_selection._searcher import Searcher
+
+    class Stub:
+        n_splits = 3
+
+        def penalties(self, line):
+            return [1.0, 10.0, 100.0]
+
+        def predict(self, *args, **kwargs):
+            return 1.0
+
+    line = Line("exact-svm")
+    records = Records(oof_bytes=0)
+    for penalty, seconds, score in ((1.0, 1.0, 0.7), (10.0, 2.0, 0.9), (100.0, 8.0, 0.8)):
+        records.add([Record(line, 300, 1.0, penalty, None, {}, np.full(3, score),
+                            np.full(3, seconds), np.zeros(3))])
+    searcher = Searcher(Stub(), records, [300], families=["exact-svm"], factors=[1.0])
+    # both gammas at C = 1, 10, 100: 2 x (3 + 6 + 24) s; at C = 10 alone: 2 x 6 s
+    move = searcher._local_moves(lambda seconds: seconds <= 20.0)
+    assert move.stage == "gamma step" and move.penalties == [10.0]
+    assert move.predicted == pytest.approx(12.0)
+    assert searcher._local_moves(lambda seconds: seconds <= 100.0).penalties == \
+        [1.0, 10.0, 100.0]
+
+
 def test_weighted_ensembles_average_their_members_and_save(tmp_path):
     from kernelscale import KernelSVC, NystromKernelRidge, NystromKernelRidgeClassifier
 
