@@ -298,6 +298,7 @@ def test_a_gamma_step_the_time_does_not_pay_for_is_tried_at_the_best_penalty_alo
         [1.0, 10.0, 100.0]
 
 
+@pytest.mark.filterwarnings("ignore:Conjugate gradient stopped at max_iter")
 def test_weighted_ensembles_average_their_members_and_save(tmp_path):
     from kernelscale import KernelSVC, NystromKernelRidge, NystromKernelRidgeClassifier
 
@@ -374,6 +375,7 @@ def test_a_search_3x_slower_than_its_first_move_still_ends_within_the_budget(
             assert record.seconds <= record.granted + 2.0, record.line()
 
 
+@pytest.mark.filterwarnings("ignore:Conjugate gradient stopped at max_iter")
 def test_every_piece_of_work_but_the_first_runs_under_an_armed_stop(monkeypatch):
     calls = {"armed": 0, "unarmed": []}
     real_grid, real_fit = Evaluator.grid, Evaluator.fit
