@@ -228,10 +228,10 @@ def test_an_ensemble_takes_only_the_members_whose_refits_the_time_pays_for_in_on
     assert len(stopped.members) == 1 and not stopped.kept
 
 
-def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
-    # regression: an exact SVM's C past the grid's edge was priced at the grid's mean
-    # (21 s) and took 271 s, and a gamma step at C = 316 priced at 88 s ran 250 s with
-    # nothing scored: the cost model's operations do not grow with C (electricity)
+def _exact_svm_searcher(fits):
+    """A searcher over one exact-SVM line on 300 rows whose records are ``fits``:
+    ``(penalty, seconds per fold, score)`` at gamma x 1; its evaluator's cost model prices
+    every piece of work at 1 s, blind to the penalty."""
     from kernelscale.model_selection._searcher import Searcher
 
     class Stub:
@@ -241,15 +241,21 @@ def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
             return [1.0, 10.0, 100.0]
 
         def predict(self, *args, **kwargs):
-            return 1.0  # what the operations say: blind to the penalty
+            return 1.0
 
-    line = Line("exact-svm")
     records = Records(oof_bytes=0)
-    for penalty, seconds, score in ((1.0, 1.0, 0.7), (10.0, 2.0, 0.8), (100.0, 8.0, 0.9)):
-        scores = np.full(3, score)
-        records.add([Record(line, 300, 1.0, penalty, None, {}, scores, np.full(3, seconds),
-                            np.zeros(3))])
-    searcher = Searcher(Stub(), records, [300], families=["exact-svm"], factors=[1.0])
+    for penalty, seconds, score in fits:
+        records.add([Record(Line("exact-svm"), 300, 1.0, penalty, None, {}, np.full(3, score),
+                            np.full(3, seconds), np.zeros(3))])
+    return Searcher(Stub(), records, [300], families=["exact-svm"], factors=[1.0]), records
+
+
+def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
+    # regression: an exact SVM's C past the grid's edge was priced at the grid's mean
+    # (21 s) and took 271 s, and a gamma step at C = 316 priced at 88 s ran 250 s with
+    # nothing scored: the cost model's operations do not grow with C (electricity)
+    searcher, records = _exact_svm_searcher(((1.0, 1.0, 0.7), (10.0, 2.0, 0.8),
+                                             (100.0, 8.0, 0.9)))
     best = records.best()
     assert best.penalty == 100.0
     # the edge's 24 s of fits, grown 4x from its neighbour's 6 s
@@ -262,34 +268,14 @@ def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
     assert searcher._measured(dataclasses.replace(best, rows=900), [2.0], [100.0],
                               None) == 0.0
     # at the low edge the growth is inward: no smaller than the edge's own time
-    low = Records(oof_bytes=0)
-    for penalty, seconds, score in ((1.0, 1.0, 0.9), (10.0, 2.0, 0.8)):
-        low.add([Record(line, 300, 1.0, penalty, None, {}, np.full(3, score),
-                        np.full(3, seconds), np.zeros(3))])
-    searcher = Searcher(Stub(), low, [300], families=["exact-svm"], factors=[1.0])
+    searcher, low = _exact_svm_searcher(((1.0, 1.0, 0.9), (10.0, 2.0, 0.8)))
     assert searcher._measured(low.best(), [1.0], [0.1], None) == pytest.approx(3.0)
 
 
 def test_a_gamma_step_the_time_does_not_pay_for_is_tried_at_the_best_penalty_alone():
     # regression: on electricity a step at three penalties was past the time left (its
     # large C the slowest), and the search ended with 35 s of its 2 minutes unspent
-    from kernelscale.model_selection._searcher import Searcher
-
-    class Stub:
-        n_splits = 3
-
-        def penalties(self, line):
-            return [1.0, 10.0, 100.0]
-
-        def predict(self, *args, **kwargs):
-            return 1.0
-
-    line = Line("exact-svm")
-    records = Records(oof_bytes=0)
-    for penalty, seconds, score in ((1.0, 1.0, 0.7), (10.0, 2.0, 0.9), (100.0, 8.0, 0.8)):
-        records.add([Record(line, 300, 1.0, penalty, None, {}, np.full(3, score),
-                            np.full(3, seconds), np.zeros(3))])
-    searcher = Searcher(Stub(), records, [300], families=["exact-svm"], factors=[1.0])
+    searcher, _ = _exact_svm_searcher(((1.0, 1.0, 0.7), (10.0, 2.0, 0.9), (100.0, 8.0, 0.8)))
     # both gammas at C = 1, 10, 100: 2 x (3 + 6 + 24) s; at C = 10 alone: 2 x 6 s
     move = searcher._local_moves(lambda seconds: seconds <= 20.0)
     assert move.stage == "gamma step" and move.penalties == [10.0]
