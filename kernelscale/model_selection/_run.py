@@ -289,6 +289,8 @@ class SearchRun:
         held = self.held
         if held is None:
             return best.rows
+        if held.record is best:  # held on a subsample: any more rows
+            return held.rows + 1
         if held.record.same_point(best):
             return min(held.rows + 1, best.rows)
         if any(r.same_point(best) and r.rows <= held.rows and r.mean >= held.score
@@ -298,8 +300,7 @@ class SearchRun:
 
     def _refit_on_subsample(self, best, full):
         ev, held = self.ev, self.held
-        least = held.rows + 1 if held is not None and held.record is best else \
-            self._least_rows(best)
+        least = self._least_rows(best)
         rows = ev.cost.largest(
             ev.kind(best.line, "fit"),
             lambda r: ev.operations(best.line, "fit", r, best.n_components),

@@ -521,9 +521,8 @@ class Searcher:
             state.penalty_done = True
             return None
         line_state.penalties = sorted(penalties + [new])
-        move = self._local_move(best, "penalties", [best.factor], [new],
+        return self._local_move(best, "penalties", [best.factor], [new],
                                 f"the penalty past its grid's edge ({new:.3g})")
-        return move
 
     def _measured(self, best, factors, penalties, m):
         """Seconds of ``factors`` x ``penalties`` on the best's line and rows, from the fit
