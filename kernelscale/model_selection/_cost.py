@@ -154,17 +154,24 @@ class CostModel:
             return overhead + rate * work
         return overhead + (t1 - overhead) * (work / w1) ** power
 
-    def largest(self, kind, operations_of, seconds, low, high):
-        """The largest size in ``[low, high]`` whose ``operations_of(size)`` is predicted
-        within ``seconds`` (``low - 1`` where none is)."""
-        if self.predict(kind, operations_of(low)) > seconds:
-            return low - 1
-        if self.predict(kind, operations_of(high)) <= seconds:
-            return high
-        while high - low > max(1, low // 100):
-            middle = (low + high) // 2
-            if self.predict(kind, operations_of(middle)) <= seconds:
-                low = middle
-            else:
-                high = middle
-        return low
+
+def largest_within(seconds_of, seconds, low, high):
+    """The largest size in ``[low, high]`` whose ``seconds_of(size)`` (growing with the
+    size) is within ``seconds``, to 1% of ``low``; ``low - 1`` where none is.
+
+    Examples
+    --------
+    >>> 4950 <= largest_within(lambda rows: rows / 1000, 5.0, 1, 100_000) <= 5000
+    True
+    """
+    if seconds_of(low) > seconds:
+        return low - 1
+    if seconds_of(high) <= seconds:
+        return high
+    while high - low > max(1, low // 100):
+        middle = (low + high) // 2
+        if seconds_of(middle) <= seconds:
+            low = middle
+        else:
+            high = middle
+    return low

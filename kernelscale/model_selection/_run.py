@@ -301,10 +301,8 @@ class SearchRun:
     def _refit_on_subsample(self, best, full):
         ev, held = self.ev, self.held
         least = self._least_rows(best)
-        rows = ev.cost.largest(
-            ev.kind(best.line, "fit"),
-            lambda r: ev.operations(best.line, "fit", r, best.n_components),
-            (self.sched.left() - 1.0) / REFIT_SAFETY, least, ev.n)
+        rows = ev.most_rows(best.line, best.n_components,
+                            (self.sched.left() - 1.0) / REFIT_SAFETY, least, ev.n)
         if rows < least:
             self.sched.skip("refit", f"the refit on every row is predicted at {full:.1f} s and "
                                      f"not even {least} rows fit the {self.sched.left():.1f} s "

@@ -369,8 +369,19 @@ class Searcher:
             scored = [r for r in self.rungs if self.records.at(r, state.line)]
             if not scored or state.line.metric not in ev.columns:
                 continue
-            factors = self._ranked_factors(state.line, max(scored))[:1]
+            # its best gamma, at its best penalty and their neighbours there (each penalty
+            # a solve of its own): at all seven of a line's, Beijing at 10 minutes spent
+            # 54 s revisiting three lines that scored 0.878-0.905 against the best's 0.921
+            last = self._best_of(state.line, max(scored))
+            if last is None:
+                continue
+            penalties = self._penalties_near(last)
+            factors = [last.factor]
             move = self._grid_move(state, best.rows, "revisit", factors)
+            move.penalties = penalties
+            move.predicted = max(
+                ev.predict(state.line, "grid", best.rows, n_penalties=len(penalties)),
+                self._measured(state.line, best.rows, factors, penalties, last.n_components))
             if not affordable(move.predicted):
                 continue
             state.rung = len(self.rungs)  # revisited once
@@ -410,7 +421,8 @@ class Searcher:
         else:
             form = "grid"
             cv = max(ev.predict(best.line, "grid", best.rows, best.n_components),
-                     self._measured(best, [best.factor], [best.penalty], best.n_components))
+                     self._measured(best.line, best.rows, [best.factor], [best.penalty],
+                                    best.n_components))
         refits = k * ev.predict(best.line, "fit", ev.n, best.n_components)
         if not affordable(cv + refits):
             return None
@@ -419,19 +431,24 @@ class Searcher:
                     note=f"{best.line.describe()}, gamma x {best.factor:.4g}: its centres "
                          f"drawn again (draw {k + 1})")
 
-    def _more_rows(self, best, state):
-        if state.rows_done or best.rows >= self.rungs[-1] or best.line.n_leaves > 1:
+    def _more_rows(self, best, state, penalties=None):
+        """The best's gamma on the next rung's rows, at its penalty and its neighbours
+        (the ridge of (gamma, penalty) moves little with the rows, and each penalty is a
+        solve of its own): at all seven of its line's penalties the 1e5-row synthetic
+        problem at 10 minutes never tried the exact SVM on every row, with 290 s left."""
+        if state.rows_done or best.rows >= self.rungs[-1] or best.line.n_leaves > 1 \
+                or best.line not in self.lines:
             return None
         nxt = min(r for r in self.rungs if r > best.rows)
-        line_state = self.lines.get(best.line)
-        if line_state is None:
-            return None
-        move = Move("rows", "grid", best.line, nxt, [best.factor], list(line_state.penalties),
-                    best.n_components if FAMILIES[best.line.family].centred else None,
-                    predicted=self.evaluator.predict(best.line, "grid", nxt, best.n_components,
-                                                     n_penalties=len(line_state.penalties)),
+        penalties = self._penalties_near(best) if penalties is None else penalties
+        m = best.n_components if FAMILIES[best.line.family].centred else None
+        predicted = max(self.evaluator.predict(best.line, "grid", nxt, best.n_components,
+                                               n_penalties=len(penalties)),
+                        self._measured(best.line, nxt, [best.factor], penalties,
+                                       best.n_components))
+        return Move("rows", "grid", best.line, nxt, [best.factor], list(penalties), m,
+                    predicted=predicted,
                     note=f"{best.line.describe()}'s best gamma on {nxt} rows")
-        return move
 
     def _neighbours_of(self, best):
         """The records around ``best`` on its rows: same line and centres, any gamma."""
@@ -463,13 +480,17 @@ class Searcher:
                                 f"gamma x {best.factor:.4g} stepped by 2^{state.step:g}")
 
     def _shrunk(self, best, move):
-        """A gamma step the time left does not pay for, at the best's penalty alone (as the
-        race shrinks a round to the gammas it can pay for): each penalty is a solve of its
-        own (an exact SVM's large C the slowest): on electricity at 2 minutes a step at
-        C = 31.6, 100 and 316 was past the time left (C = 316 alone had taken 21.6 s), and
-        the search ended with 35 s of its budget unspent."""
-        if move.stage != "gamma step" or len(move.penalties) < 2:
+        """A gamma step or more rows the time left does not pay for, at the best's penalty
+        alone (as the race shrinks a round to the gammas it can pay for): each penalty is
+        a solve of its own (an exact SVM's large C the slowest): on electricity at 2
+        minutes a step at C = 31.6, 100 and 316 was past the time left (C = 316 alone had
+        taken 21.6 s), and the search ended with 35 s of its budget unspent."""
+        if move.stage not in ("gamma step", "rows") or len(move.penalties) < 2:
             return None
+        if move.stage == "rows":
+            smaller = self._more_rows(best, _Local(), [best.penalty])
+            smaller.note += ", at its penalty alone"
+            return smaller
         return self._local_move(best, move.stage, move.factors, [best.penalty],
                                 move.note.split(": ", 1)[-1] + ", at its penalty alone")
 
@@ -497,12 +518,17 @@ class Searcher:
                         predicted=predicted, note=f"{best.line.describe()}: {note}")
         predicted = max(self.evaluator.predict(best.line, "grid", best.rows, m,
                                                n_units=len(factors), n_penalties=len(penalties)),
-                        self._measured(best, factors, penalties, m))
+                        self._measured(best.line, best.rows, factors, penalties, m))
         return Move(stage, "grid", best.line, best.rows, list(factors), list(penalties),
                     m if FAMILIES[best.line.family].centred else None, predicted=predicted,
                     note=f"{best.line.describe()}: {note}")
 
     def _penalty_edge(self, best, state):
+        """The penalty a step past the edge of those tried at the best's gamma and rows,
+        on the side (or both sides) where the best lies: the next one of its line's grid,
+        or past the grid's edge by its ratio (the rows move and a gamma step try the
+        best's penalty and its neighbours alone, so the edge of those tried may lie inside
+        the grid)."""
         if state.penalty_done or best.line.n_leaves > 1:
             return None
         line_state = self.lines.get(best.line)
@@ -512,33 +538,48 @@ class Searcher:
         if len(penalties) < 2:
             state.penalty_done = True
             return None
+        tried = sorted(r.penalty for r in self._neighbours_of(best)
+                       if np.isclose(r.factor, best.factor))
         ratio = penalties[1] / penalties[0]
-        if np.isclose(best.penalty, penalties[0]):
-            new = penalties[0] / ratio
-        elif np.isclose(best.penalty, penalties[-1]):
-            new = penalties[-1] * ratio
-        else:
+        new = []
+        if np.isclose(best.penalty, tried[0]):
+            inside = [p for p in penalties if p < tried[0] and not np.isclose(p, tried[0])]
+            new.append(inside[-1] if inside else penalties[0] / ratio)
+        if np.isclose(best.penalty, tried[-1]):
+            inside = [p for p in penalties if p > tried[-1] and not np.isclose(p, tried[-1])]
+            new.append(inside[0] if inside else penalties[-1] * ratio)
+        if not new:
             state.penalty_done = True
             return None
-        line_state.penalties = sorted(penalties + [new])
-        return self._local_move(best, "penalties", [best.factor], [new],
-                                f"the penalty past its grid's edge ({new:.3g})")
+        line_state.penalties = sorted(set(penalties) | set(new))
+        return self._local_move(best, "penalties", [best.factor], new,
+                                "the penalty past the edge of those tried ("
+                                + ", ".join(f"{p:.3g}" for p in new) + ")")
 
-    def _measured(self, best, factors, penalties, m):
-        """Seconds of ``factors`` x ``penalties`` on the best's line and rows, from the fit
-        times its configurations measured there (0 where none was). A solver's iterations
-        grow with its penalty and its gamma (an exact SVM's with C), which the operations
-        the cost model counts do not see: each configuration is priced at the measured one
-        of its penalty at the nearest gamma; a penalty past those measured, at the edge's
-        times the growth from its neighbour (at least 1). Priced by the cost model alone, a
-        C past the grid's edge took 271 s for 21 predicted, and a gamma step at C = 316
-        (36,000 rows) 250 s for 88."""
-        times = {}
-        for r in self.records.at(best.rows, best.line):
-            if r.n_components == m:
-                times.setdefault(r.penalty, {})[r.factor] = float(np.sum(r.fit_times))
-        if not times:
+    def _measured(self, line, rows, factors, penalties, m):
+        """Seconds of ``factors`` x ``penalties`` of ``line`` on ``rows`` rows, from the fit
+        times its configurations measured on the most rows it was scored on up to those
+        (0 where none was), grown to ``rows`` as the cost model grows a fit. A solver's
+        iterations grow with its penalty and its gamma (an exact SVM's with C), which the
+        operations the cost model counts do not see: each configuration is priced at the
+        measured one of its penalty at the nearest gamma; a penalty past those measured,
+        at the edge's times the growth from its neighbour (at least 1). Priced by the cost
+        model alone, a C past the grid's edge took 271 s for 21 predicted, and a gamma
+        step at C = 316 (36,000 rows) 250 s for 88."""
+        scored = [r for r in self.records.all
+                  if r.line == line and r.rows <= rows and r.n_components == m]
+        if not scored:
             return 0.0
+        on = max(r.rows for r in scored)
+        times = {}
+        for r in scored:
+            if r.rows == on:
+                times.setdefault(r.penalty, {})[r.factor] = float(np.sum(r.fit_times))
+        growth = 1.0
+        if on < rows:
+            ev = self.evaluator
+            below = ev.predict(line, "grid", on, m)
+            growth = max(1.0, ev.predict(line, "grid", rows, m) / below) if below > 0 else 1.0
 
         def at(penalty, factor):
             by_factor = times[penalty]
@@ -560,7 +601,7 @@ class Searcher:
                     inner = at(ranked[near - 1 if near == len(ranked) - 1 else near + 1], f)
                     edge *= max(1.0, edge / inner) if inner > 0 else 1.0
                 total += edge
-        return total
+        return growth * total
 
     def _centres(self, best, state):
         family = FAMILIES[best.line.family]
