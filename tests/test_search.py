@@ -246,7 +246,7 @@ def test_an_ensemble_takes_only_the_members_whose_refits_the_time_pays_for_in_on
 
 
 def _exact_svm_searcher(fits, penalties=(1.0, 10.0, 100.0), rungs=(300,),
-                        families=("exact-svm",)):
+                        families=("exact-svm",), **options):
     """A searcher over exact-SVM lines on 300 rows whose records are ``fits``:
     ``(penalty, seconds per fold, score)`` at gamma x 1 (or ``(line, rows, penalty,
     seconds per fold, score)``); its evaluator's cost model prices every piece of work at
@@ -270,7 +270,7 @@ def _exact_svm_searcher(fits, penalties=(1.0, 10.0, 100.0), rungs=(300,),
         records.add([Record(line, rows, 1.0, penalty, None, {}, np.full(3, score),
                             np.full(3, seconds), np.zeros(3))])
     return Searcher(Stub(), records, list(rungs), families=list(families),
-                    factors=[1.0]), records
+                    factors=[1.0], **options), records
 
 
 def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
