@@ -334,6 +334,23 @@ def test_more_rows_try_the_best_penalty_and_its_neighbours_and_then_the_edge_of_
     assert edge.stage == "penalties" and edge.rows == 900 and edge.penalties == [1.0, 100.0]
 
 
+def test_local_models_the_time_does_not_pay_for_are_tried_at_the_best_gamma_alone():
+    # regression: on Beijing at 2 minutes four leaves at gamma x 1 and x 2 were priced at
+    # 57 s with 55 s left, and a gamma step with nothing to gain took the time where at
+    # x 1 alone (stop 69) they had scored 0.9126 against 0.9078
+    fits = [(Line("falkon"), 300, p, 1.0, score) for p, score in
+            ((1.0, 0.7), (10.0, 0.9), (100.0, 0.8))]
+    searcher, _ = _exact_svm_searcher(fits, families=("falkon",), leaves=True)
+    both = searcher._local_moves(lambda seconds: seconds <= 10.0)
+    # two gammas, each a fit of every fold on 200 rows (1 s on 300 rows, 2/3 s on 200)
+    assert both.stage == "leaves" and both.factors == [1.0, 2.0]
+    assert both.predicted == pytest.approx(2 * 3 * 2 / 3)
+    alone = searcher._local_moves(lambda seconds: seconds <= 3.0)
+    assert alone.stage == "leaves" and alone.factors == [1.0]
+    assert alone.predicted == pytest.approx(3 * 2 / 3)
+    assert alone.line.n_leaves == 4 and "alone" in alone.note
+
+
 def test_a_revisit_tries_the_retired_lines_best_penalty_and_its_neighbours():
     # regression: Beijing at 10 minutes spent 54 s revisiting three lines at all seven of
     # their penalties, lines that scored 0.878-0.905 against the best's 0.921
