@@ -93,7 +93,7 @@ class LocalMoves:
         for move in moves:
             if affordable(move.predicted):
                 return move
-            smaller = self._shrunk(best, move)
+            smaller = self._shrunk(best, state, move)
             if smaller is not None and affordable(smaller.predicted):
                 return smaller
         move = self._revisit(best, affordable)
@@ -128,9 +128,9 @@ class LocalMoves:
             factors = [last.factor]
             move = self._grid_move(state, best.rows, "revisit", factors)
             move.penalties = penalties
-            move.predicted = max(
-                ev.predict(state.line, "grid", best.rows, n_penalties=len(penalties)),
-                self._measured(state.line, best.rows, factors, penalties, last.n_components))
+            # priced at the evaluator's centres on these rows, measured at the line's own
+            move.predicted = self._priced(state.line, best.rows, factors, penalties, None,
+                                          measured_m=last.n_components)
             if not affordable(move.predicted):
                 continue
             state.rung = len(self.rungs)  # revisited once
@@ -169,9 +169,8 @@ class LocalMoves:
                                           // ev.n_splits, best.n_components)
         else:
             form = "grid"
-            cv = max(ev.predict(best.line, "grid", best.rows, best.n_components),
-                     self._measured(best.line, best.rows, [best.factor], [best.penalty],
-                                    best.n_components))
+            cv = self._priced(best.line, best.rows, [best.factor], [best.penalty],
+                              best.n_components)
         refits = k * ev.predict(best.line, "fit", ev.n, best.n_components)
         if not affordable(cv + refits):
             return None
@@ -191,10 +190,8 @@ class LocalMoves:
         nxt = min(r for r in self.rungs if r > best.rows)
         penalties = self._penalties_near(best) if penalties is None else penalties
         m = best.n_components if FAMILIES[best.line.family].centred else None
-        predicted = max(self.evaluator.predict(best.line, "grid", nxt, best.n_components,
-                                               n_penalties=len(penalties)),
-                        self._measured(best.line, nxt, [best.factor], penalties,
-                                       best.n_components))
+        predicted = self._priced(best.line, nxt, [best.factor], penalties,
+                                 best.n_components)
         return Move("rows", "grid", best.line, nxt, [best.factor], list(penalties), m,
                     predicted=predicted,
                     note=f"{best.line.describe()}'s best gamma on {nxt} rows")
@@ -228,7 +225,7 @@ class LocalMoves:
         return self._local_move(best, "gamma step", new, self._penalties_near(best),
                                 f"gamma x {best.factor:.4g} stepped by 2^{state.step:g}")
 
-    def _shrunk(self, best, move):
+    def _shrunk(self, best, state, move):
         """A move the time left does not pay for, at the best's penalty alone (a gamma
         step, more rows) or at its gamma alone (local models), as the race shrinks a
         round to the gammas it can pay for: each penalty is a solve of its own (an exact
@@ -245,7 +242,7 @@ class LocalMoves:
         if move.stage not in ("gamma step", "rows") or len(move.penalties) < 2:
             return None
         if move.stage == "rows":
-            smaller = self._more_rows(best, _Local(), [best.penalty])
+            smaller = self._more_rows(best, state, [best.penalty])
             smaller.note += ", at its penalty alone"
             return smaller
         return self._local_move(best, move.stage, move.factors, [best.penalty],
@@ -273,9 +270,7 @@ class LocalMoves:
                 // self.evaluator.n_splits, m)
             return Move(stage, "folds", best.line, best.rows, factors, penalties, m,
                         predicted=predicted, note=f"{best.line.describe()}: {note}")
-        predicted = max(self.evaluator.predict(best.line, "grid", best.rows, m,
-                                               n_units=len(factors), n_penalties=len(penalties)),
-                        self._measured(best.line, best.rows, factors, penalties, m))
+        predicted = self._priced(best.line, best.rows, factors, penalties, m)
         return Move(stage, "grid", best.line, best.rows, list(factors), list(penalties),
                     m if FAMILIES[best.line.family].centred else None, predicted=predicted,
                     note=f"{best.line.describe()}: {note}")
@@ -312,6 +307,15 @@ class LocalMoves:
         return self._local_move(best, "penalties", [best.factor], new,
                                 "the penalty past the edge of those tried ("
                                 + ", ".join(f"{p:.3g}" for p in new) + ")")
+
+    def _priced(self, line, rows, factors, penalties, m, measured_m=...):
+        """Seconds of a grid of ``factors`` x ``penalties`` of ``line`` on ``rows`` rows
+        with ``m`` centres: the dearer of the cost model's operations and the fit times
+        measured (:meth:`_measured`, at ``measured_m`` centres where they differ)."""
+        return max(self.evaluator.predict(line, "grid", rows, m, n_units=len(factors),
+                                          n_penalties=len(penalties)),
+                   self._measured(line, rows, factors, penalties,
+                                  m if measured_m is ... else measured_m))
 
     def _measured(self, line, rows, factors, penalties, m):
         """Seconds of ``factors`` x ``penalties`` of ``line`` on ``rows`` rows, from the fit
