@@ -70,15 +70,16 @@ class Stop:
     def cancelled(self):
         return self._cancelled.is_set()
 
-    def passed(self):
-        """Whether work under this stop must end now."""
-        if self._cancelled.is_set() or (self.end is not None and now() > self.end):
+    def passed(self, needed=0.0):
+        """Whether work under this stop must end now: its end has passed, or work of
+        ``needed`` seconds started now would end past it."""
+        if self._cancelled.is_set() or (self.end is not None and now() + needed > self.end):
             return True
-        return self.parent is not None and self.parent.passed()
+        return self.parent is not None and self.parent.passed(needed)
 
-    def check(self):
+    def check(self, needed=0.0):
         """Raise :class:`TimeUp` when :meth:`passed`."""
-        if self.passed():
+        if self.passed(needed):
             raise TimeUp(f"the time ended at {self.end}")
 
     def left(self):
@@ -133,15 +134,19 @@ def unarmed():
         _STOP.reset(token)
 
 
-def checkpoint():
+def checkpoint(needed=0.0):
     """Raise :class:`TimeUp` if the stop armed for this context has passed; else nothing.
+
+    ``needed``: the seconds of the work about to start that no checkpoint can stop (a
+    LAPACK call), as measured on work of its size: raise already when it would end past
+    the stop's end, which would otherwise be overrun by all of it.
 
     Cheap (a context-variable read and a clock read): long loops call it once
     per block or iteration.
     """
     stop = _STOP.get()
     if stop is not None:
-        stop.check()
+        stop.check(needed)
 
 
 def run_with_stop(stop, function, *args, **kwargs):

@@ -297,6 +297,43 @@ def test_halving_screens_gammas_on_subsamples():
         KernelClassifierCV(halving=True, cv=_folds(X, y)).fit(X, y)
 
 
+def test_falkon_grid_starts_no_eigendecomposition_that_would_end_past_its_stop(monkeypatch):
+    # no checkpoint stops LAPACK: on 108,000 rows beside two busy loops a fold's m x m
+    # eigendecomposition started before the grid's stop and ended 1.6 s past it, the
+    # refit's whole reserve, and the model held on 4,000 rows came back. A fake clock:
+    # each eigendecomposition (the whitening, every fold's path) takes 1 s, nothing else
+    # any; the stop ends at 2.5 s: the whitening and the first fold end by 2 s, the
+    # second fold would end at 3 s, so it does not start
+    from kernelscale._clock import TimeUp, stop_at
+    from kernelscale.model_selection import _least_squares
+
+    X, y = make_classification(300, n_features=4, random_state=2)
+    folds = _folds(X, y, 3)
+    Y = np.where(y == 1, 1.0, -1.0)[:, None]
+    weights = []
+    for train, _ in folds:
+        w = np.zeros(300)
+        w[train] = 1.0
+        weights.append(w)
+    clock = [0.0]
+    monkeypatch.setattr(_clock, "_now", lambda: clock[0])
+    paths = []
+
+    def slow(real):
+        def call(*args, **kwargs):
+            clock[0] += 1.0
+            paths.append(real)
+            return real(*args, **kwargs)
+        return call
+    monkeypatch.setattr(_least_squares, "whitening", slow(_least_squares.whitening))
+    monkeypatch.setattr(_least_squares, "ridge_path", slow(_least_squares.ridge_path))
+    with pytest.raises(TimeUp), stop_at(2.5):
+        falkon_grid(X, Y, weights, folds, gamma_ref=0.2, factors=[1.0], alphas=[0.01, 1.0],
+                    n_components=30, random_state=0, score=lambda f, v: 0.0,
+                    memory_budget=2**26)
+    assert clock[0] <= 2.5 and len(paths) == 2
+
+
 @pytest.mark.parametrize("labels", [np.array([0, 1, 2]), np.array(["a", "bb", "c"])])
 def test_accuracy_scorer_is_accuracy_score(labels):
     # the grid's accuracy skips scikit-learn's input checks; the value is the same
@@ -329,7 +366,8 @@ def test_falkon_grid_blocks_are_small_enough_for_a_stop_to_be_honoured(monkeypat
 
     calls = []
     real = _least_squares.checkpoint
-    monkeypatch.setattr(_least_squares, "checkpoint", lambda: calls.append(1) or real())
+    monkeypatch.setattr(_least_squares, "checkpoint",
+                        lambda needed=0.0: calls.append(1) or real(needed))
     whole = run()
     few = len(calls)
     calls.clear()
