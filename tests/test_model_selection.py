@@ -242,8 +242,9 @@ def test_ctrl_c_keeps_the_best_model_held(moons, monkeypatch):
     _fake_grid(monkeypatch, clock, 0.01, fail_family="falkon")
     with pytest.warns(UserWarning, match="interrupted: keeping the best of the \\d+ "):
         search = KernelClassifierCV(families=["exact-svm", "falkon"]).fit(X, y)
-    assert not search.complete_ and search.model_origin_ == "held"
-    assert search.predict(X).shape == (300,)
+    # the best on every row was held as its refit as soon as it was the best
+    assert not search.complete_ and search.model_origin_ == "refit"
+    assert search.refit_rows_ == 300 and search.predict(X).shape == (300,)
     assert {p["family"] for p in search.cv_results_["params"]} == {"exact-svm"}
     assert len(search.cv_results_["params"]) == 49
     assert [r.outcome for r in search.stages_][-1] == "interrupted"
