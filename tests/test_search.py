@@ -263,6 +263,9 @@ def _exact_svm_searcher(fits, penalties=(1.0, 10.0, 100.0), rungs=(300,),
         def predict(self, line, kind, rows, *args, **kwargs):
             return rows / 300
 
+        def data_for(self, line, rows):
+            return None, None
+
     records = Records(oof_bytes=0)
     for fit in fits:
         line, rows, penalty, seconds, score = fit if len(fit) == 5 else \
@@ -295,6 +298,24 @@ def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
     # at the low edge the growth is inward: no smaller than the edge's own time
     searcher, low = _exact_svm_searcher(((1.0, 1.0, 0.9), (10.0, 2.0, 0.8)))
     assert searcher._measured(line, 300, [1.0], [0.1], None) == pytest.approx(3.0)
+
+
+def test_the_centres_grow_at_last_to_every_training_row_of_a_leaf():
+    # regression: doubling past a leaf's training rows ended the centres' growth, and
+    # california's 10-minute search stopped at 4,000 centres of 2 leaves' 5,504 rows with
+    # 416 s left: the last step is every training row (kernel ridge itself)
+    from kernelscale.model_selection._moves import _Local
+
+    line = Line("falkon", n_leaves=2)
+    searcher, records = _exact_svm_searcher(((line, 300, 1.0, 1.0, 0.9),),
+                                            families=("falkon",))
+    best = records.best()
+    best.n_components = 64  # 2 x 64 is past the 100 training rows of each leaf
+    move = searcher._centres(best, _Local())
+    assert move is not None and move.n_components == 100 and move.line == line
+    best.n_components = 100
+    state = _Local()
+    assert searcher._centres(best, state) is None and state.centres_done
 
 
 def test_a_gamma_step_the_time_does_not_pay_for_is_tried_at_the_best_penalty_alone():

@@ -17,10 +17,10 @@ their time. It starts from the cheap corner and grows by measured cost
 2. **Local moves** around the best configuration, on its rows, each tried while it
    pays and the time left pays for it, in this order: more rows; capacity, which the
    race never varied (a regressor's local models, one model per leaf of the rows, and
-   their leaf counts; the centres doubled); the penalty past the edge of its grid; the
-   gamma stepped both ways (the step halved where both sides scored lower; the moves
-   end where the scores around are flat within their noise, which also carries the
-   grid past its edge); where none of those is affordable, a line the race retired on
+   their leaf counts; the centres doubled, at last to every training row); the penalty
+   past the edge of its grid; the gamma stepped both ways (the step halved where both
+   sides scored lower; the moves end where the scores around are flat within their
+   noise, which also carries the grid past its edge); where none of those is affordable, a line the race retired on
    fewer rows, on the best's rows; then other draws of the best's random centres,
    candidates for the ensemble, while averaging one more into the best's out-of-fold
    predictions raises their score.
