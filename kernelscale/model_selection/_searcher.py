@@ -20,10 +20,10 @@ their time. It starts from the cheap corner and grows by measured cost
    their leaf counts; the centres doubled, at last to every training row); the penalty
    past the edge of its grid; the gamma stepped both ways (the step halved where both
    sides scored lower; the moves end where the scores around are flat within their
-   noise, which also carries the grid past its edge); where none of those is affordable, a line the race retired on
-   fewer rows, on the best's rows; then other draws of the best's random centres,
-   candidates for the ensemble, while averaging one more into the best's out-of-fold
-   predictions raises their score.
+   noise, which also carries the grid past its edge); where none of those is
+   affordable, a line the race retired on fewer rows, on the best's rows; then other
+   draws of the best's random centres, candidates for the ensemble, while averaging one
+   more into the best's out-of-fold predictions raises their score.
 
 It stops when the time ends or when no move it can afford still pays: a longer
 budget reaches more rows, more gammas, more centres and more draws.
