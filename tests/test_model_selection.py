@@ -29,6 +29,18 @@ def _folds(X, y, k=5):
     return list(StratifiedKFold(k, shuffle=True, random_state=0).split(X, y))
 
 
+def _falkon_grid_problem(n, k=5):
+    """A +-1 problem of ``n`` rows, its ``k`` folds and each fold's training weights."""
+    X, y = make_classification(n, n_features=4, random_state=2)
+    folds = _folds(X, y, k)
+    weights = []
+    for train, _ in folds:
+        w = np.zeros(n)
+        w[train] = 1.0
+        weights.append(w)
+    return X, np.where(y == 1, 1.0, -1.0)[:, None], weights, folds
+
+
 @pytest.mark.parametrize("balanced", [False, True])
 def test_fold_statistics_are_the_folds_own(balanced):
     rng = np.random.default_rng(0)
@@ -308,14 +320,7 @@ def test_falkon_grid_starts_no_eigendecomposition_that_would_end_past_its_stop(m
     from kernelscale._clock import TimeUp, stop_at
     from kernelscale.model_selection import _least_squares
 
-    X, y = make_classification(300, n_features=4, random_state=2)
-    folds = _folds(X, y, 3)
-    Y = np.where(y == 1, 1.0, -1.0)[:, None]
-    weights = []
-    for train, _ in folds:
-        w = np.zeros(300)
-        w[train] = 1.0
-        weights.append(w)
+    X, Y, weights, folds = _falkon_grid_problem(300, 3)
     clock = [0.0]
     monkeypatch.setattr(_clock, "_now", lambda: clock[0])
     paths = []
@@ -349,14 +354,7 @@ def test_falkon_grid_blocks_are_small_enough_for_a_stop_to_be_honoured(monkeypat
     # and the capped blocks give the same scores
     from kernelscale.model_selection import _least_squares
 
-    X, y = make_classification(600, n_features=4, random_state=2)
-    folds = _folds(X, y)
-    Y = np.where(y == 1, 1.0, -1.0)[:, None]
-    weights = []
-    for train, _ in folds:
-        w = np.zeros(600)
-        w[train] = 1.0
-        weights.append(w)
+    X, Y, weights, folds = _falkon_grid_problem(600)
 
     def run():
         got = []

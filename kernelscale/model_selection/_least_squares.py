@@ -259,9 +259,10 @@ def falkon_grid(X, Y, weights, folds, *, gamma_ref, factors, alphas, n_component
             t0 = _watch()
             if intercept:  # K^T W (Y - mean) = K^T W Y - (K^T W 1) mean
                 b = b[:, :t] - b[:, t:] * fold_means[f][None, :]
-            paths.append(np.concatenate(ridge_path(A, b, basis, alphas), axis=1))
-            eigh_s[0] = max(eigh_s[0], _watch() - t0)
-            paths[-1] = (paths[-1], (_watch() - t0) / len(alphas))
+            path = np.concatenate(ridge_path(A, b, basis, alphas), axis=1)
+            took = _watch() - t0
+            eigh_s[0] = max(eigh_s[0], took)
+            paths.append((path, took / len(alphas)))
         del stats
         for f, (_, val) in enumerate(folds):
             t0 = _watch()

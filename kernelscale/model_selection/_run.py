@@ -243,7 +243,7 @@ class SearchRun:
             model, params, seconds = self.ev.fit(record, rows, probability=probability)
             self.held = Held(model, params, record, min(rows, self.ev.n), how,
                              self._calibration(record, rows), record.mean)
-            if stage == "refit" or how == "refit":
+            if how != "held":  # a refit (on every row, or a subsample), held or final
                 self.refit_seconds = seconds
             handle.note = (f"{self._describe(record)} ({record.mean:.4f} on {record.rows} "
                            f"rows) fitted on {min(rows, self.ev.n)} rows in {seconds:.1f} s")
