@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_moons, make_regression
+from sklearn.model_selection import KFold
 
 from kernelscale import (
     KernelClassifierCV,
@@ -30,6 +31,8 @@ from kernelscale.model_selection._cost import MOST_POWER, CostModel, largest_wit
 from kernelscale.model_selection._ensemble import select_ensemble
 from kernelscale.model_selection._evaluator import Evaluator, rung_sizes
 from kernelscale.model_selection._records import Line, Record, Records, paired_gain
+from kernelscale.model_selection._search import fold_order
+from kernelscale.model_selection._space import make_folds, row_order
 from kernelscale.models import WeightedEnsembleClassifier, WeightedEnsembleRegressor
 
 
@@ -133,18 +136,87 @@ def test_rungs_are_nested_stratified_subsamples_and_every_row_has_the_searchs_fo
     assert index.size == 3000 and folds is ev.folds
 
 
-def _evaluator(X, y):
+def _evaluator(X, y, shuffle=True):
     from kernelscale.model_selection._inputs import SearchData, SearchSettings, SearchSpace
     from kernelscale.model_selection._space import make_folds
 
     classes, y_index = np.unique(y, return_inverse=True)
     data = SearchData(X, y, np.ones(len(y)), classes, y_index)
-    folds = make_folds(3, X, y, y_index, classes, 0)
+    folds = make_folds(3, X, y, y_index, classes, 0, shuffle=shuffle)
     space = SearchSpace([0.5, 1.0, 2.0], 1.0 / (X.shape[1] * X.var()), 50, Cs=[0.1, 1.0, 10.0],
                         alphas=[0.1, 10.0])
     settings = SearchSettings("accuracy", 2**28, 1e-3, 1, 0, None, float(len(y)))
     return Evaluator("classifier", data, folds, space, settings,
-                     CostModel(rates={"gemm": 1e-10, "eigh": 1e-9, "exp": 1e-9}), 0)
+                     CostModel(rates={"gemm": 1e-10, "eigh": 1e-9, "exp": 1e-9}), 0,
+                     shuffle=shuffle)
+
+
+def _series(n=2_000, seed=4):
+    """``n`` half-hours of three smooth readings, whose target's noise wanders slowly: a
+    half-hour's neighbours share its noise, the later rows do not."""
+    rng = np.random.RandomState(seed)
+    t = np.arange(n)[:, None]
+    X = np.sin(t / rng.uniform(20, 60, size=3) + rng.uniform(0, 6, size=3))
+    X += 0.05 * rng.normal(size=(n, 3))
+    noise = np.zeros(n)
+    for i in range(1, n):
+        noise[i] = 0.98 * noise[i - 1] + 0.1 * rng.normal()
+    return X, np.sin(3 * X[:, 0]) * X[:, 1] + X[:, 2] ** 2 + noise
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_order_tells_rows_in_their_order_from_shuffled_ones(sparse):
+    import scipy.sparse as sp
+
+    walk = np.cumsum(np.random.RandomState(0).normal(size=(3_000, 4)), axis=0)
+    walk[:, 3] = 7.0  # a constant column is left out, not divided by its zero spread
+    X = sp.csr_matrix(walk) if sparse else walk
+    ratio, z = row_order(X, 0, block=500)
+    assert ratio < 0.05 and z > 20
+    assert np.allclose((ratio, z), row_order(X, 0, block=10_000))  # blocks change nothing
+    shuffled = np.random.RandomState(1).permutation(3_000)
+    ratio, z = row_order(X[shuffled], 0, block=500)
+    assert abs(ratio - 1) < 0.1 and z < 3
+
+
+def test_rows_in_an_order_of_their_own_get_contiguous_folds_and_the_others_shuffled_ones():
+    X, y = _series()
+    shuffle, why = fold_order(5, X, y, False, 0)
+    assert not shuffle and "contiguous blocks" in why and "shuffle=True" in why
+    folds = make_folds(5, X, y, None, None, 0, shuffle=shuffle)
+    assert all(np.array_equal(va, np.arange(va[0], va[-1] + 1)) for _, va in folds)
+    order = np.random.RandomState(0).permutation(len(y))
+    assert fold_order(5, X[order], y[order], False, 0) == (True, "")
+    by_target = np.argsort(y)  # sorted by the target: blocks would each lie past the others
+    assert fold_order(5, X[by_target], y[by_target], False, 0) == (True, "")
+    assert fold_order(KFold(5), X, y, False, 0) == (True, "")  # a splitter is as given
+    labels = (y > np.median(y)).astype(int)
+    assert not fold_order(5, X, labels, True, 0)[0]
+    ev = _evaluator(X, labels, shuffle=False)  # a subsample's folds are blocks too
+    index, folds = ev.rung(900)
+    assert np.all(np.diff(index) > 0)
+    for _, va in folds:
+        for value in (0, 1):  # each class's validation rows: one run of that class's rows
+            mine = np.flatnonzero(labels[index] == value)
+            at = np.flatnonzero(np.isin(mine, va))
+            assert np.array_equal(at, np.arange(at[0], at[-1] + 1))
+
+
+def test_a_search_on_rows_in_time_order_scores_the_later_rows_higher_than_shuffled_folds():
+    # electricity (stop 72): shuffled folds put each half-hour's neighbours, its
+    # near-twins, on both sides and preferred C = 316 (0.700 on the later half-hours);
+    # contiguous folds prefer the smooth model the later rows reward
+    X, y = _series()
+    later = slice(1_500, None)
+    blocks = KernelRegressorCV(random_state=0).fit(X[:1_500], y[:1_500])
+    shuffled = KernelRegressorCV(random_state=0, cv=KFold(5, shuffle=True, random_state=0))
+    shuffled.fit(X[:1_500], y[:1_500])
+    assert "contiguous blocks" in blocks.family_choice_
+    assert "contiguous" not in shuffled.family_choice_
+    assert blocks.score(X[later], y[later]) > shuffled.score(X[later], y[later]) + 0.05
+    # and what its folds measured is nearer what the later rows do
+    assert abs(blocks.best_score_ - blocks.score(X[later], y[later])) < \
+        abs(shuffled.best_score_ - shuffled.score(X[later], y[later]))
 
 
 def test_the_evaluators_out_of_fold_predictions_are_what_its_scores_measured():

@@ -55,7 +55,10 @@ class KernelClassifierCV(ClassifierMixin, KernelSearch):
         None: FALKON's automatic number, at most 1000 while searching (their
         statistics / Newton Hessians cost n m^2 per gamma).
     cv : int or cross-validation splitter, default=5
-        An int is stratified folds, shuffled by ``random_state``.
+        An int is stratified folds, shuffled by ``random_state``; rows in an order
+        of their own (consecutive rows nearer than random pairs, as rows in time
+        order are) get contiguous blocks instead (scikit-learn's unshuffled folds),
+        which ``family_choice_`` says.
     scoring : str, default=None
         "accuracy" (None), "balanced_accuracy", "f1", "f1_macro", "f1_weighted" or
         "roc_auc" (two classes).

@@ -29,7 +29,6 @@ import dataclasses
 import warnings
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold
 
 from .._clock import TimeUp
 from .._config import config_context
@@ -41,7 +40,7 @@ from ._families import FAMILIES, classifier_model, decision_columns, penalty_on_
 from ._inputs import SearchSpace
 from ._records import Record
 from ._schedule import Stopwatch
-from ._space import laplacian_gamma_ref, refit_dtype, score_values
+from ._space import laplacian_gamma_ref, make_folds, refit_dtype, score_values
 
 __all__ = ["Evaluator", "rung_sizes"]
 
@@ -83,14 +82,17 @@ class Evaluator:
     keep_oof : bool, default=True
         Keep the out-of-fold predictions (what an ensemble is selected on), within a
         tenth of the memory budget, which the work then does without.
+    shuffle : bool, default=True
+        False: a subsample's folds are contiguous blocks of its rows, as the search's.
     """
 
     def __init__(self, task, data, folds, space, settings, cost, random_state,
-                 keep_oof=True):
+                 keep_oof=True, shuffle=True):
         self.task, self.data, self.folds = task, data, folds
         self.space, self.settings, self.cost = space, settings, cost
         self.seed = int(random_state)
         self.classifier = task == "classifier"
+        self.shuffle = bool(shuffle)
         self.n = data.n
         self.columns = {"none": data.X}
         self.learned = {}
@@ -129,11 +131,9 @@ class Evaluator:
             return np.arange(self.n), self.folds
         if rows not in self._rungs:
             index = np.sort(self.order[:rows])
-            splitter = (StratifiedKFold if self.classifier else KFold)(
-                self.n_splits, shuffle=True, random_state=self.seed)
-            y = self.data.y_index[index] if self.classifier else np.zeros(rows)
-            folds = [(tr.astype(np.intp), va.astype(np.intp))
-                     for tr, va in splitter.split(np.zeros((rows, 1)), y)]
+            labels = self.data.y_index[index] if self.classifier else None
+            folds = make_folds(self.n_splits, index[:, None], labels, labels,
+                               self.data.classes, self.seed, shuffle=self.shuffle)
             self._rungs[rows] = (index, folds)
         return self._rungs[rows]
 

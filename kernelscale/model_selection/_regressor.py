@@ -37,7 +37,10 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         None: FALKON's automatic number, at most 1000 while searching (their
         statistics / Newton Hessians cost n m^2 per gamma).
     cv : int or cross-validation splitter, default=5
-        An int is folds (KFold), shuffled by ``random_state``.
+        An int is folds (KFold), shuffled by ``random_state``; rows in an order of
+        their own (consecutive rows nearer than random pairs, as rows in time order
+        are, and not sorted by ``y``) get contiguous blocks instead (scikit-learn's
+        unshuffled folds), which ``family_choice_`` says.
     scoring : str, default=None
         "r2" (None), "neg_mean_squared_error", "neg_root_mean_squared_error" or
         "neg_mean_absolute_error".

@@ -45,6 +45,7 @@ from ._space import (
     check_scoring,
     make_folds,
     representable_alphas,
+    row_order,
 )
 
 __all__ = ["KernelSearch", "SearchTimeError", "wants_widths"]
@@ -59,6 +60,38 @@ LEAST_ROWS = 500
 #: is chosen on rank the features unreliably) and for 2 to this many dense features
 #: (images or text, thousands of like columns, gained little)
 WIDTHS_MIN_ROWS, WIDTHS_MAX_FEATURES = 5_000, 200
+#: the rows are in an order of their own (folds of contiguous blocks, not shuffled) where
+#: consecutive rows are nearer than random pairs by more than this many standard errors,
+#: a one-sided test at p < 0.002: the real tables split at random measure z < 1, those
+#: kept in time or protein order 12.7-190 (benchmarks/HISTORY.md "Stop 72")
+ORDER_Z = 3.0
+
+
+def fold_order(cv, X, y, classifier, seed):
+    """``(shuffle, why)``: whether an int ``cv``'s folds are shuffled, and the line
+    that says why not.
+
+    Rows in the order they were observed hold near-twins side by side (the same
+    half-hour's neighbours, one protein's examples): shuffled folds put one twin in
+    the training rows and the other in the validation rows, and reward the model that
+    memorizes, where later rows or another protein's would punish it. Such rows get
+    scikit-learn's unshuffled folds (contiguous blocks). Rows sorted by a regression
+    target are not such an order (each block would lie outside the others' targets):
+    they are shuffled.
+    """
+    if not isinstance(cv, (int, np.integer)):
+        return True, ""
+    if not classifier:
+        steps = np.diff(np.asarray(y, dtype=np.float64).reshape(len(y), -1), axis=0)
+        if steps.size and (np.all(steps >= 0) or np.all(steps <= 0)):
+            return True, ""
+    ratio, z = row_order(X, seed)
+    if z <= ORDER_Z:
+        return True, ""
+    return False, (f"folds: contiguous blocks of the rows, not shuffled: consecutive rows are "
+                   f"{ratio:.2f}x as far apart as random pairs ({z:.0f} standard errors "
+                   f"nearer), an order of their own whose near-twins shuffled folds would split "
+                   f"(cv=KFold({int(cv)}, shuffle=True) shuffles them)")
 
 
 def wants_widths(learn_widths, X):
@@ -177,7 +210,9 @@ class KernelSearch(BaseEstimator):
         rng = check_random_state(self.random_state)
         fold_seed = (int(self.random_state) if isinstance(self.random_state, numbers.Integral)
                      else rng.randint(2**31 - 1))
-        folds = make_folds(self.cv, X, y, data.y_index, data.classes, fold_seed)
+        shuffle, order_note = fold_order(self.cv, X, y, classifier, fold_seed)
+        folds = make_folds(self.cv, X, y, data.y_index, data.classes, fold_seed,
+                           shuffle=shuffle)
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
@@ -196,6 +231,8 @@ class KernelSearch(BaseEstimator):
             choices.append(f"families given: {', '.join(families)}")
         if why:
             choices.append(f"metric {why}")
+        if order_note:
+            choices.append(order_note)
         n_train = min(len(tr) for tr, _ in folds)
         space = SearchSpace(
             list(factors), float(make_kernel("rbf", X, gamma="scale").gamma),
@@ -220,7 +257,7 @@ class KernelSearch(BaseEstimator):
         cost = CostModel().calibrate()
         # out-of-fold predictions are kept for the ensemble, which a time budget buys
         evaluator = Evaluator(self._task, data, folds, space, settings, cost, seed,
-                              keep_oof=timed)
+                              keep_oof=timed, shuffle=shuffle)
         families = self._fitting_families(evaluator, families, rungs[0], choices)
         records = Records(evaluator.oof_bytes)
         dense = not hasattr(X, "tocsr")
