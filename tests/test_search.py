@@ -179,6 +179,17 @@ def test_row_order_tells_rows_in_their_order_from_shuffled_ones(sparse):
     assert abs(ratio - 1) < 0.1 and z < 3
 
 
+def test_row_order_reads_the_rows_in_blocks_of_a_few_megabytes():
+    import tracemalloc
+
+    X = np.random.RandomState(0).normal(size=(6_000, 2_000)).astype(np.float32)  # 48 MB
+    tracemalloc.start()
+    row_order(X, 0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 64 * 2**20, peak / 2**20  # the six 8-MB copies, and not the rows'
+
+
 def test_rows_in_an_order_of_their_own_get_contiguous_folds_and_the_others_shuffled_ones():
     X, y = _series()
     shuffle, why = fold_order(5, X, y, False, 0)

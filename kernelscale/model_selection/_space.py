@@ -180,8 +180,8 @@ def row_order(X, random_state, pairs=100_000, block=4_096):
     is how many standard errors the paired difference lies above zero. Rows in the
     order of their observation (half-hours, a protein's examples one after another)
     have near-twins next to each other (``ratio`` well below 1); shuffled rows have
-    ``ratio`` near 1 and ``z`` near 0. Read ``block`` rows at a time (sparse rows
-    densified a block at a time).
+    ``ratio`` near 1 and ``z`` near 0. Read ``block`` rows at a time (fewer where
+    the columns are many; sparse rows stay sparse).
 
     Examples
     --------
@@ -201,22 +201,28 @@ def row_order(X, random_state, pairs=100_000, block=4_096):
     m = min(n - 1, int(pairs))
     first = np.sort(rng.choice(n - 1, m, replace=False)) if m < n - 1 else np.arange(n - 1)
     other = rng.randint(0, n, m)
+    if not hasattr(X, "toarray"):  # each dense copy of a block's rows within 8 MB
+        block = max(16, min(block, 1_000_000 // max(1, X.shape[1])))
 
     def differences(start):
+        """Squared differences, column by column, of the consecutive and random pairs
+        from ``start`` on (sparse rows stay sparse)."""
         i = first[start:start + block]
-        rows = [X[index] for index in (i, i + 1, other[start:start + block])]
-        a, b, c = (np.asarray(r.toarray() if hasattr(r, "toarray") else r, dtype=np.float64)
-                   for r in rows)
+        a, b, c = (X[index] for index in (i, i + 1, other[start:start + block]))
+        if hasattr(a, "toarray"):
+            return [(a - r).power(2).tocsr() for r in (b, c)]
+        a, b, c = (np.nan_to_num(np.asarray(r, dtype=np.float64)) for r in (a, b, c))
         return (a - b) ** 2, (a - c) ** 2
 
-    spread = sum(differences(start)[1].sum(axis=0) for start in range(0, m, block)) / m
+    spread = sum(np.asarray(differences(start)[1].sum(axis=0)).ravel()
+                 for start in range(0, m, block)) / m
     keep = np.isfinite(spread) & (spread > 0)
     if not keep.any():
         return 1.0, 0.0
     weight = np.where(keep, 1.0 / np.where(keep, spread, 1.0), 0.0)
     near, far, gap, gap2 = 0.0, 0.0, 0.0, 0.0
     for start in range(0, m, block):
-        consecutive, random = (np.nan_to_num(d) @ weight for d in differences(start))
+        consecutive, random = (np.asarray(d @ weight).ravel() for d in differences(start))
         near, far = near + consecutive.sum(), far + random.sum()
         gap, gap2 = gap + (random - consecutive).sum(), gap2 + ((random - consecutive) ** 2).sum()
     mean = gap / m
