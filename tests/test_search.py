@@ -112,6 +112,26 @@ def test_the_best_record_is_the_most_rows_mean_or_a_clearly_better_smaller_one()
     assert gain == pytest.approx(0.05) and se == pytest.approx(0.0)
 
 
+def test_a_smaller_ones_score_is_debited_what_the_configurations_promoted_from_it_lost():
+    # bio beside two busy loops (stop 72): the race reached 36,000 rows on one line only,
+    # which lost 0.0098 there; a 4,000-row record less its standard error outranked it
+    records = Records(oof_bytes=0)
+    promoted = [_record([0.997, 0.996, 0.9966], rows=4000, factor=f) for f in (1.0, 2.0)]
+    on_most = [_record([0.987, 0.986, 0.9874], rows=36000, factor=f) for f in (1.0, 2.0)]
+    lucky = _record([0.9962, 0.9958, 0.9960], rows=4000, factor=4.0)
+    records.add(promoted + on_most + [lucky])
+    lost = np.mean([p.mean - m.mean for p, m in zip(promoted, on_most)])
+    assert records.debits() == {4000: pytest.approx(lost)}
+    assert records.best() is on_most[0]
+    assert records.keys()[-1] == pytest.approx(lucky.mean - lucky.se - lost)
+    # where the promoted ones gained on more rows, nothing is credited
+    records = Records(oof_bytes=0)
+    records.add([_record([0.90] * 3, rows=4000), _record([0.93] * 3, rows=36000),
+                 _record([0.925] * 3, rows=4000, factor=4.0)])
+    assert records.debits() == {4000: 0.0}
+    assert records.best().rows == 36000
+
+
 def test_out_of_fold_predictions_are_kept_within_their_bytes_best_first():
     oof = np.zeros((100, 2), dtype=np.float32)
     records = Records(oof_bytes=2 * oof.nbytes)
