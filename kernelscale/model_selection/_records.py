@@ -10,7 +10,9 @@ rows it was cross-validated on (a nested subsample, or every row).
 
 The best is picked in one place (:meth:`Records.best`): among the records on the
 most rows scored, by the mean cross-validated score (``GridSearchCV``'s rule);
-a record on fewer rows by its mean less that mean's standard error over the folds.
+a record on fewer rows by its mean less that mean's standard error over the folds,
+and less what the configurations promoted from its rows lost on the most rows, where
+they lost (:meth:`Records.debits`).
 A configuration scored again on more rows is judged by that score alone.
 The folds of a small subsample score noisily, so a lucky configuration on 1,000
 rows does not outrank one measured on 100,000 unless it scored clearly higher. A
