@@ -191,38 +191,39 @@ def test_row_order_tells_rows_in_their_order_from_shuffled_ones(sparse):
     walk = np.cumsum(np.random.RandomState(0).normal(size=(3_000, 4)), axis=0)
     walk[:, 3] = 7.0  # a constant column is left out, not divided by its zero spread
     X = sp.csr_matrix(walk) if sparse else walk
-    ratio, z = row_order(X, 0, block=500)
+    ratio, z = row_order(X, 0, 2**28, block=500)
     assert ratio < 0.05 and z > 20
-    assert np.allclose((ratio, z), row_order(X, 0, block=10_000))  # blocks change nothing
+    assert np.allclose((ratio, z), row_order(X, 0, 2**28, block=10_000))  # blocks change nothing
     shuffled = np.random.RandomState(1).permutation(3_000)
-    ratio, z = row_order(X[shuffled], 0, block=500)
+    ratio, z = row_order(X[shuffled], 0, 2**28, block=500)
     assert abs(ratio - 1) < 0.1 and z < 3
 
 
-def test_row_order_reads_the_rows_in_blocks_of_a_few_megabytes():
+def test_row_order_reads_the_rows_in_blocks_its_memory_budget_holds():
     import tracemalloc
 
     X = np.random.RandomState(0).normal(size=(6_000, 2_000)).astype(np.float32)  # 48 MB
+    budget = 16 * 2**20
     tracemalloc.start()
-    row_order(X, 0)
+    row_order(X, 0, budget)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 64 * 2**20, peak / 2**20  # the six 8-MB copies, and not the rows'
+    assert peak <= 1.1 * budget, peak / 2**20
 
 
 def test_rows_in_an_order_of_their_own_get_contiguous_folds_and_the_others_shuffled_ones():
     X, y = _series()
-    shuffle, why = fold_order(5, X, y, False, 0)
+    shuffle, why = fold_order(5, X, y, False, 0, 2**28)
     assert not shuffle and "contiguous blocks" in why and "shuffle=True" in why
     folds = make_folds(5, X, y, None, None, 0, shuffle=shuffle)
     assert all(np.array_equal(va, np.arange(va[0], va[-1] + 1)) for _, va in folds)
     order = np.random.RandomState(0).permutation(len(y))
-    assert fold_order(5, X[order], y[order], False, 0) == (True, "")
+    assert fold_order(5, X[order], y[order], False, 0, 2**28) == (True, "")
     by_target = np.argsort(y)  # sorted by the target: blocks would each lie past the others
-    assert fold_order(5, X[by_target], y[by_target], False, 0) == (True, "")
-    assert fold_order(KFold(5), X, y, False, 0) == (True, "")  # a splitter is as given
+    assert fold_order(5, X[by_target], y[by_target], False, 0, 2**28) == (True, "")
+    assert fold_order(KFold(5), X, y, False, 0, 2**28) == (True, "")  # a splitter is as given
     labels = (y > np.median(y)).astype(int)
-    assert not fold_order(5, X, labels, True, 0)[0]
+    assert not fold_order(5, X, labels, True, 0, 2**28)[0]
     ev = _evaluator(X, labels, shuffle=False)  # a subsample's folds are blocks too
     index, folds = ev.rung(900)
     assert np.all(np.diff(index) > 0)

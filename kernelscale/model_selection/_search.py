@@ -63,11 +63,11 @@ WIDTHS_MIN_ROWS, WIDTHS_MAX_FEATURES = 5_000, 200
 #: the rows are in an order of their own (folds of contiguous blocks, not shuffled) where
 #: consecutive rows are nearer than random pairs by more than this many standard errors,
 #: a one-sided test at p < 0.002: the real tables split at random measure z < 1, those
-#: kept in time or protein order 12.7-190 (benchmarks/HISTORY.md "Stop 72")
+#: kept in time or protein order 13-131 (benchmarks/HISTORY.md "Stop 72")
 ORDER_Z = 3.0
 
 
-def fold_order(cv, X, y, classifier, seed):
+def fold_order(cv, X, y, classifier, seed, memory_budget):
     """``(shuffle, why)``: whether an int ``cv``'s folds are shuffled, and the line
     that says why not.
 
@@ -85,7 +85,7 @@ def fold_order(cv, X, y, classifier, seed):
         steps = np.diff(np.asarray(y, dtype=np.float64).reshape(len(y), -1), axis=0)
         if steps.size and (np.all(steps >= 0) or np.all(steps <= 0)):
             return True, ""
-    ratio, z = row_order(X, seed)
+    ratio, z = row_order(X, seed, memory_budget)
     if z <= ORDER_Z:
         return True, ""
     return False, (f"folds: contiguous blocks of the rows, not shuffled: consecutive rows are "
@@ -210,12 +210,13 @@ class KernelSearch(BaseEstimator):
         rng = check_random_state(self.random_state)
         fold_seed = (int(self.random_state) if isinstance(self.random_state, numbers.Integral)
                      else rng.randint(2**31 - 1))
-        shuffle, order_note = fold_order(self.cv, X, y, classifier, fold_seed)
-        folds = make_folds(self.cv, X, y, data.y_index, data.classes, fold_seed,
-                           shuffle=shuffle)
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
         budget = resolve_memory_budget(self.memory_budget)
+        # the one pass over the rows before the folds: after every check of the input
+        shuffle, order_note = fold_order(self.cv, X, y, classifier, fold_seed, budget)
+        folds = make_folds(self.cv, X, y, data.y_index, data.classes, fold_seed,
+                           shuffle=shuffle)
         seed = rng.randint(2**31 - 1)
         learn, why = wants_widths(self.learn_widths, X)
         choices = []

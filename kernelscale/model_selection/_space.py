@@ -13,6 +13,7 @@ import numpy as np
 from sklearn import metrics
 from sklearn.model_selection import KFold, StratifiedKFold
 
+from .._planner import block_rows, sparse_row_bytes
 from ..models.ridge import FLOAT32_PENALTY_FLOOR
 
 __all__ = ["SCORERS", "DEFAULT_GAMMA_FACTORS",
@@ -171,7 +172,7 @@ def make_folds(cv, X, y, y_index, classes, seed, shuffle=True):
     return folds
 
 
-def row_order(X, random_state, pairs=100_000, block=4_096):
+def row_order(X, random_state, memory_budget, pairs=100_000, block=4_096):
     """How much nearer consecutive rows are than random pairs: ``(ratio, z)``.
 
     ``ratio`` is the mean squared distance between rows ``i`` and ``i + 1`` over that
@@ -180,17 +181,18 @@ def row_order(X, random_state, pairs=100_000, block=4_096):
     is how many standard errors the paired difference lies above zero. Rows in the
     order of their observation (half-hours, a protein's examples one after another)
     have near-twins next to each other (``ratio`` well below 1); shuffled rows have
-    ``ratio`` near 1 and ``z`` near 0. Read ``block`` rows at a time (fewer where
-    the columns are many; sparse rows stay sparse).
+    ``ratio`` near 1 and ``z`` near 0. The rows are read at most ``block`` at a time,
+    as many as ``memory_budget`` holds (the planner's :func:`block_rows`; sparse rows
+    stay sparse).
 
     Examples
     --------
     >>> import numpy as np
     >>> walk = np.cumsum(np.random.RandomState(0).normal(size=(2_000, 3)), axis=0)
-    >>> ratio, z = row_order(walk, 0)
+    >>> ratio, z = row_order(walk, 0, 2**28)
     >>> bool(ratio < 0.1 and z > 10)
     True
-    >>> ratio, z = row_order(np.random.RandomState(1).permutation(walk), 0)
+    >>> ratio, z = row_order(np.random.RandomState(1).permutation(walk), 0, 2**28)
     >>> bool(abs(ratio - 1) < 0.1 and z < 3)
     True
     """
@@ -201,20 +203,22 @@ def row_order(X, random_state, pairs=100_000, block=4_096):
     m = min(n - 1, int(pairs))
     first = np.sort(rng.choice(n - 1, m, replace=False)) if m < n - 1 else np.arange(n - 1)
     other = rng.randint(0, n, m)
-    if not hasattr(X, "toarray"):  # each dense copy of a block's rows within 8 MB
-        block = max(16, min(block, 1_000_000 // max(1, X.shape[1])))
+    # three rows' copies, two differences and a temporary, in float64 (or sparse)
+    row_bytes = 6 * (sparse_row_bytes(X) or 8 * X.shape[1])
+    block = min(block, block_rows(m, row_bytes, memory_budget, "the rows' order check"))
 
-    def differences(start):
-        """Squared differences, column by column, of the consecutive and random pairs
-        from ``start`` on (sparse rows stay sparse)."""
-        i = first[start:start + block]
-        a, b, c = (X[index] for index in (i, i + 1, other[start:start + block]))
+    def differences(start, consecutive=True):
+        """Squared differences, column by column, of the random pairs from ``start`` on,
+        and first of the consecutive ones (sparse rows stay sparse)."""
+        i, j = first[start:start + block], other[start:start + block]
+        rows = [X[k] for k in ((i + 1, j) if consecutive else (j,))]
+        a = X[i]
         if hasattr(a, "toarray"):
-            return [(a - r).power(2).tocsr() for r in (b, c)]
-        a, b, c = (np.nan_to_num(np.asarray(r, dtype=np.float64)) for r in (a, b, c))
-        return (a - b) ** 2, (a - c) ** 2
+            return [(a - r).power(2).tocsr() for r in rows]
+        a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+        return [(a - np.nan_to_num(np.asarray(r, dtype=np.float64))) ** 2 for r in rows]
 
-    spread = sum(np.asarray(differences(start)[1].sum(axis=0)).ravel()
+    spread = sum(np.asarray(differences(start, consecutive=False)[0].sum(axis=0)).ravel()
                  for start in range(0, m, block)) / m
     keep = np.isfinite(spread) & (spread > 0)
     if not keep.any():
