@@ -40,7 +40,14 @@ from ._families import FAMILIES, classifier_model, decision_columns, penalty_on_
 from ._inputs import SearchSpace
 from ._records import Record
 from ._schedule import Stopwatch
-from ._space import laplacian_gamma_ref, make_folds, refit_dtype, score_values
+from ._space import (
+    laplacian_gamma_ref,
+    make_folds,
+    refit_dtype,
+    score_values,
+    target_forward,
+    target_model,
+)
 
 __all__ = ["Evaluator", "rung_sizes"]
 
@@ -159,6 +166,8 @@ class Evaluator:
         data = dataclasses.replace(self.data, X=self.columns[line.metric], raw_X=None)
         if rows < self.n:
             data = data.take(index)
+        if line.target != "identity":
+            data = dataclasses.replace(data, y=target_forward(line.target, data.y))
         return data, folds
 
     def memory_left(self, rows=None, copied=None):
@@ -179,6 +188,8 @@ class Evaluator:
             changes["random_state"] = (self.settings.random_state + line.draw) % 2 ** 32
         if line.balanced:
             changes["class_weight"] = "balanced"
+        if line.target != "identity":
+            changes["target"] = line.target
         if not probability:
             changes["probability"] = False
         return dataclasses.replace(self.settings, **changes)
@@ -286,12 +297,7 @@ class Evaluator:
         params = dict(raw["params"])
         factor = params["gamma"] / self.gamma_ref(line)
         penalty = params.get("C", params.get("alpha"))
-        if line.metric != "none":
-            params["metric"] = line.metric
-        if line.balanced:
-            params["class_weight"] = "balanced"
-        if line.draw:
-            params["draw"] = int(line.draw)
+        params.update(line.params())
         oof = None
         if raw.get("oof") and all(part is not None for part in raw["oof"]):
             first = np.asarray(raw["oof"][0])
@@ -321,14 +327,7 @@ class Evaluator:
             params["C"] = float(penalty)
         if family.centred:
             params["n_components"] = int(n_components or self.space.n_components)
-        if line.metric != "none":
-            params["metric"] = line.metric
-        if line.balanced:
-            params["class_weight"] = "balanced"
-        if line.n_leaves > 1:
-            params["n_leaves"] = int(line.n_leaves)
-        if line.draw:
-            params["draw"] = int(line.draw)
+        params.update(line.params())
         return params
 
     def fit_folds(self, line, rows, configs, *, deadline=None, on_records=None):
@@ -427,14 +426,14 @@ class Evaluator:
             raw["n_components"] = int(min(raw["n_components"], train_rows))
         settings = self.settings_for(line, probability, rows=train_rows, copied=copied)
         model_params = {k: v for k, v in raw.items()
-                        if k not in ("metric", "n_leaves", "draw")}
+                        if k not in ("metric", "n_leaves", "draw", "target")}
         if self.classifier:
             estimator = classifier_model(model_params, settings)
         else:
             estimator = family.model(model_params, settings, self.task)
         if line.n_leaves > 1:
             estimator = LocalKernelRegressor(estimator, n_leaves=line.n_leaves)
-        return estimator, raw
+        return target_model(line.target, estimator), raw
 
     def fit(self, record, rows, *, probability=False):
         """``record``'s configuration fitted on the nested subsample of ``rows`` rows (every

@@ -39,7 +39,7 @@ from ._features import (
     rff_svm_grid,
 )
 from ._least_squares import falkon_grid, falkon_grid_memory
-from ._space import SCORERS, refit_dtype
+from ._space import SCORERS, refit_dtype, target_inverse
 
 __all__ = ["Family", "FAMILIES", "EXACT_SVM", "FALKON", "NYSTROM_SVM", "RFF_SVM",
            "CLASSIFIER_FAMILIES", "REGRESSOR_FAMILIES", "check_families", "classifier_model",
@@ -72,14 +72,17 @@ def decision_columns(values):
     return values[:, None] if values.ndim == 1 else values
 
 
-def _scorer(scoring, y_true, to_indices=None, classes=None, keep=None):
+def _scorer(scoring, y_true, to_indices=None, classes=None, keep=None, target="identity"):
     """``score(values)`` of one fold: ``to_indices`` turns a label scorer's values into
     class indices (the rule of the refitted model's ``predict``); ``keep(values)``,
-    where given, makes the fold's out-of-fold decision columns kept beside its score."""
+    where given, makes the fold's out-of-fold decision columns kept beside its score.
+    A regressor's values and ``y_true`` on its line's ``target`` are turned back to the
+    target as given first: every line is scored, and kept, on the one target."""
     func, needs, _ = SCORERS[scoring]
+    y_true = target_inverse(target, y_true)
 
     def score(values):
-        values = np.asarray(values)
+        values = target_inverse(target, np.asarray(values))
         if needs in ("scores", "values"):
             one = values.ndim == 2 and np.ndim(y_true) == 1
             value = float(func(y_true, values[:, 0] if one else values))
@@ -307,8 +310,8 @@ class Falkon(Family):
         else:
             y = np.asarray(data.y, dtype=np.float64)
             Y = y[:, None] if y.ndim == 1 else y
-            scorers = [_scorer(s.scoring, y[val], keep=decision_columns if keep_oof else None)
-                       for _, val in folds]
+            scorers = [_scorer(s.scoring, y[val], keep=decision_columns if keep_oof else None,
+                               target=s.target) for _, val in folds]
         weights = []
         for train, _ in folds:
             w = np.zeros(X.shape[0])

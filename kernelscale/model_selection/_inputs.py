@@ -114,6 +114,9 @@ class SearchSettings:
         The classifier's options (a regressor's stay at their defaults).
     halving : bool
         Whether the gammas are screened on growing subsamples.
+    target : {"identity", "log"}
+        A regressor's target as its models are fitted on (:func:`._space.target_inverse`
+        turns their predictions back before they are scored).
     """
 
     scoring: str
@@ -128,3 +131,4 @@ class SearchSettings:
     break_ties: bool = False
     probability: bool = False
     halving: bool = False
+    target: str = "identity"

@@ -50,6 +50,9 @@ class Line:
         0, or the ``draw``-th other draw of the random centres of a configuration
         (a candidate for the ensemble, never the best: the luckiest of several draws
         of one configuration is picked on noise).
+    target : {"identity", "log"}
+        A regressor's target as given, or its log (fitted on ``log y``, predicting
+        ``exp`` of that, scored as given).
     """
 
     family: str
@@ -58,6 +61,23 @@ class Line:
     balanced: bool = False
     n_leaves: int = 1
     draw: int = 0
+    target: str = "identity"
+
+    def params(self):
+        """The line's own entries of a configuration's ``params`` (those not at their
+        defaults)."""
+        params = {}
+        if self.metric != "none":
+            params["metric"] = self.metric
+        if self.balanced:
+            params["class_weight"] = "balanced"
+        if self.n_leaves > 1:
+            params["n_leaves"] = int(self.n_leaves)
+        if self.draw:
+            params["draw"] = int(self.draw)
+        if self.target != "identity":
+            params["target"] = self.target
+        return params
 
     def describe(self):
         """E.g. ``falkon, laplacian kernel, diagonal metric``."""
@@ -70,6 +90,8 @@ class Line:
             parts.append("balanced classes")
         if self.n_leaves > 1:
             parts.append(f"{self.n_leaves} leaves")
+        if self.target != "identity":
+            parts.append(f"{self.target} target")
         if self.draw:
             parts.append(f"centres' draw {self.draw + 1}")
         return ", ".join(parts)

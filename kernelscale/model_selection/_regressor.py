@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from sklearn.base import RegressorMixin
 
+from .._constraints import Options
 from ._search import KernelSearch
 from ._space import (
     check_grid,
     default_alphas,
+    wants_log_target,
 )
 
 __all__ = ["KernelRegressorCV"]
@@ -74,6 +76,15 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         subsample, the Laplacian kept only where it scores higher
         (``best_params_["kernel"]``; its time priced from the grid's measured
         units).
+    log_target : {"auto", True, False}, default="auto"
+        Whether the search may fit its lines on ``log y`` (predicting ``exp`` of that:
+        scikit-learn's :class:`~sklearn.compose.TransformedTargetRegressor`), a
+        dimension of its space tried beside the best line after the race's first
+        round and kept only where it scores higher on the target as given
+        (``best_params_["target"]`` is then "log"). "auto": where every value of
+        ``y`` is positive and the log brings its skewness nearer zero by more
+        than its standard error, ``sqrt(6 / n)`` (prices, counts, run times);
+        True: on any positive ``y`` (an error otherwise); False: never.
     dtype : {None, "float32", "float64"}, default=None
         dtype of the refitted FALKON model (the other families' refits are
         float32 as their own defaults). The grid scores the exact minimiser of
@@ -185,12 +196,13 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
 
     _task = "regressor"
     _parameter_constraints = {**KernelSearch._parameter_constraints,
-                              "alphas": [None, "array-like"]}
+                              "alphas": [None, "array-like"],
+                              "log_target": ["boolean", Options("auto")]}
 
     def __init__(self, *, families="auto", gamma_factors=None, alphas=None, n_components=None,
-                 cv=5, scoring=None, halving="auto", learn_widths="auto", dtype=None,
-                 time_budget=None, memory_budget=None, n_jobs=None, random_state=None,
-                 verbose=0):
+                 cv=5, scoring=None, halving="auto", learn_widths="auto", log_target="auto",
+                 dtype=None, time_budget=None, memory_budget=None, n_jobs=None,
+                 random_state=None, verbose=0):
         self.families = families
         self.gamma_factors = gamma_factors
         self.alphas = alphas
@@ -199,6 +211,7 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         self.scoring = scoring
         self.halving = halving
         self.learn_widths = learn_widths
+        self.log_target = log_target
         self.dtype = dtype
         self.time_budget = time_budget
         self.memory_budget = memory_budget
@@ -224,6 +237,9 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
     def _penalties(self, n):
         return {"Cs": None,
                 "alphas": check_grid("alphas", self.alphas, default=default_alphas(n))}
+
+    def _log_target(self, y):
+        return wants_log_target(self.log_target, y)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -9,7 +9,7 @@ __all__ = ["PARAM_NAMES", "cv_results", "leaderboard", "edge_note"]
 
 #: the searched parameters, in the order the tables show them
 PARAM_NAMES = ("family", "kernel", "metric", "gamma", "C", "alpha", "n_components", "dtype",
-               "class_weight", "n_leaves", "draw")
+               "class_weight", "n_leaves", "draw", "target")
 
 
 def _masked(values):

@@ -212,6 +212,7 @@ class KernelSearch(BaseEstimator):
                      else rng.randint(2**31 - 1))
         scoring = check_scoring(self.scoring, self._task,
                                 len(self.classes_) if classifier else None)
+        log_target, log_note = self._log_target(y)
         budget = resolve_memory_budget(self.memory_budget)
         # the one pass over the rows before the folds: after every check of the input
         shuffle, order_note = fold_order(self.cv, X, y, classifier, fold_seed, budget)
@@ -234,6 +235,8 @@ class KernelSearch(BaseEstimator):
             choices.append(f"metric {why}")
         if order_note:
             choices.append(order_note)
+        if log_note:
+            choices.append(log_note)
         n_train = min(len(tr) for tr, _ in folds)
         space = SearchSpace(
             list(factors), float(make_kernel("rbf", X, gamma="scale").gamma),
@@ -267,7 +270,7 @@ class KernelSearch(BaseEstimator):
             laplacian=dense and FALKON.name in families,
             balance=classifier and self._imbalanced(data),
             local=timed, grow_centres=timed and self.n_components is None,
-            leaves=timed and not classifier)
+            leaves=timed and not classifier, log_target=log_target)
         self.family_choice_ = "; ".join(c.rstrip(".") for c in choices) + "."
         return SearchRun(self, evaluator, records, searcher, sched,
                          probability=bool(getattr(self, "probability", False)))
@@ -323,6 +326,10 @@ class KernelSearch(BaseEstimator):
         """Whether ``class_weight="auto"`` tries balanced classes: where the rarest class
         holds under half its share of the rows (a classifier's option)."""
         return False
+
+    def _log_target(self, y):
+        """``(try the log target, why)``: a regressor's option (never a classifier's)."""
+        return False, ""
 
     def _classifier_settings(self):
         """A classifier's options among the search's settings (none for a regressor)."""

@@ -11,9 +11,10 @@ their time. It starts from the cheap corner and grows by measured cost
    round on ``ETA`` times the rows, with the best ``1 / ETA`` of every line's gammas
    together (successive halving over the whole space: a line none of whose gammas
    is among them leaves the race). After each round the best line's neighbours join
-   the race on the same rows (the other kernel, balanced classes, a learned metric:
-   each a dimension of the space, tried once). A round the time left cannot pay for
-   is shrunk to the best gammas it can, or ends the race.
+   the race on the same rows (the other kernel, balanced classes, the log of a
+   regressor's target, a learned metric: each a dimension of the space, tried once).
+   A round the time left cannot pay for is shrunk to the best gammas it can, or ends
+   the race.
 2. **Local moves** around the best configuration, on its rows, each tried while it
    pays and the time left pays for it, in this order: more rows; capacity, which the
    race never varied (a regressor's local models, one model per leaf of the rows, and
@@ -86,16 +87,18 @@ class Searcher(LocalMoves):
         Whether the centres may grow (``n_components`` not given).
     leaves : bool
         Whether a regressor may try local models.
+    log_target : bool
+        Whether a regressor's lines may try the log of its target.
     """
 
     def __init__(self, evaluator, records, rungs, *, families, factors, learn=(),
                  laplacian=False, balance=False, local=True, grow_centres=True,
-                 leaves=False):
+                 leaves=False, log_target=False):
         self.evaluator, self.records, self.rungs = evaluator, records, list(rungs)
         self.factors = middle_out(factors)
         self.learn = list(learn)
         self.laplacian, self.balance, self.local = laplacian, balance, local
-        self.grow_centres, self.leaves = grow_centres, leaves
+        self.grow_centres, self.leaves, self.log_target = grow_centres, leaves, log_target
         self.lines = {}
         for family in families:
             self._add(Line(family), self.factors)
@@ -125,6 +128,9 @@ class Searcher(LocalMoves):
                 line, kernel="laplacian" if line.kernel == "rbf" else "rbf"))
         if self.balance:
             found.append(dataclasses.replace(line, balanced=not line.balanced))
+        if self.log_target:
+            found.append(dataclasses.replace(
+                line, target="log" if line.target == "identity" else "identity"))
         for metric in self.evaluator.columns:  # the metrics learned
             if metric != line.metric:
                 found.append(dataclasses.replace(line, metric=metric))
