@@ -22,7 +22,8 @@ time), ``diamonds`` (R^2 of log price), ``bank``, ``california`` and ``electrici
 ``bench_budget.TABLES``; xRFM, which takes numeric tensors, does not run on them),
 ``diamonds-raw``, ``california-raw`` and ``beijing-raw`` (their targets as the files
 give them: price, house value, PM2.5), ``nonlinear-N`` (``make_nonlinear_problem(N)``),
-``planted`` (100,000 rows of 20 standard-normal columns whose label is a smooth function
+``runtimes`` (100,000 synthetic run times of 14 power-of-two launch parameters, as
+given; R^2), ``planted`` (100,000 rows of 20 standard-normal columns whose label is a smooth function
 of 2 random directions; accuracy), ``smooth8`` (200,000 rows of a noiseless smooth
 function of 8 discrete-valued columns; R^2). Results: ``benchmarks/results/tabular.json``.
 With ``--repeats R`` every contender runs R times in turns (a time-budgeted search need
@@ -60,7 +61,32 @@ def load(name):
         return _planted()
     if name == "smooth8":
         return _smooth8()
+    if name == "runtimes":
+        return _runtimes()
     return load_budget(name)
+
+
+def _runtimes(n=100_000, d=14):
+    """Run times of a tuned kernel (as a GPU kernel's over its launch parameters): ``d``
+    columns of 2 to 4 power-of-two levels, each a factor on the time and some pairs a
+    factor together, the time spread over orders of magnitude; the target as given."""
+    rng = np.random.default_rng(7)
+    levels = [2.0 ** np.arange(rng.integers(2, 5)) for _ in range(d)]
+    main = rng.normal(0.0, 0.6, size=d)
+    pairs = [tuple(rng.choice(d, 2, replace=False)) for _ in range(d)]
+    weights = rng.normal(0.0, 0.4, size=len(pairs))
+
+    def draw(rows, seed):
+        gen = np.random.default_rng(seed)
+        X = np.column_stack([gen.choice(values, rows) for values in levels])
+        L = np.log2(X) / np.array([max(1.0, np.log2(v[-1])) for v in levels])
+        log_time = L @ main + sum(w * L[:, a] * L[:, b] for w, (a, b) in zip(weights, pairs))
+        return X, np.exp(log_time + 0.05 * gen.normal(size=rows))
+    X, y = draw(n, 1)
+    X_test, y_test = draw(20_000, 2)
+    return (X, y, X_test, y_test, "regression",
+            f"{d} columns of 2-4 power-of-two levels, the time a product of their factors "
+            "and some pairs' (synthetic), as given")
 
 
 def _smooth8(n=200_000):
