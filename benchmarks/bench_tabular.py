@@ -23,8 +23,8 @@ time), ``diamonds`` (R^2 of log price), ``bank``, ``california`` and ``electrici
 ``diamonds-raw``, ``california-raw`` and ``beijing-raw`` (their targets as the files
 give them: price, house value, PM2.5), ``nonlinear-N`` (``make_nonlinear_problem(N)``),
 ``runtimes`` (100,000 synthetic run times of 14 power-of-two launch parameters, as
-given; R^2), ``planted`` (100,000 rows of 20 standard-normal columns whose label is a smooth function
-of 2 random directions; accuracy), ``smooth8`` (200,000 rows of a noiseless smooth
+given; R^2), ``planted`` (100,000 rows of 20 standard-normal columns whose label is a
+smooth function of 2 random directions; accuracy), ``smooth8`` (200,000 rows of a noiseless smooth
 function of 8 discrete-valued columns; R^2). Results: ``benchmarks/results/tabular.json``.
 With ``--repeats R`` every contender runs R times in turns (a time-budgeted search need
 not find the same model twice): the report gives the median and every run.

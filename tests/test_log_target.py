@@ -87,7 +87,7 @@ def test_a_log_lines_out_of_fold_predictions_are_kept_on_the_target_as_given():
         assert np.all(record.oof > 0)
 
 
-def test_a_target_not_positive_or_not_skewed_is_searched_as_given():
+def test_a_target_not_positive_narrow_or_not_skewed_is_searched_as_given():
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(300, 2))
     centred = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=300)
@@ -96,6 +96,11 @@ def test_a_target_not_positive_or_not_skewed_is_searched_as_given():
         assert "target" not in search.best_params_
         assert all(t is None for t in _targets(search))
         assert "log target" not in search.family_choice_
+    # skewed, but spanning less than an order of magnitude: the log is all but affine
+    narrow = 1.0 + np.exp(0.5 * np.random.default_rng(2).normal(size=2000))
+    assert narrow.max() < 10 * narrow.min()
+    assert wants_log_target("auto", narrow) == (False, "")
+    assert wants_log_target("auto", np.exp(2 * np.random.default_rng(2).normal(size=2000)))[0]
     X2, prices = _prices(300)
     assert "target" not in _search(log_target=False).fit(X2, prices).best_params_
 

@@ -82,8 +82,9 @@ class KernelRegressorCV(RegressorMixin, KernelSearch):
         dimension of its space tried beside the best line after the race's first
         round and kept only where it scores higher on the target as given
         (``best_params_["target"]`` is then "log"). "auto": where every value of
-        ``y`` is positive and the log brings its skewness nearer zero by more
-        than its standard error, ``sqrt(6 / n)`` (prices, counts, run times);
+        ``y`` is positive, the largest at least 10 times the smallest, and the
+        log brings its skewness nearer zero by more than its standard error,
+        ``sqrt(6 / n)`` (prices, counts, run times);
         True: on any positive ``y`` (an error otherwise); False: never.
     dtype : {None, "float32", "float64"}, default=None
         dtype of the refitted FALKON model (the other families' refits are

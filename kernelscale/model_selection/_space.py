@@ -19,8 +19,8 @@ from ..models.ridge import FLOAT32_PENALTY_FLOOR
 __all__ = ["SCORERS", "DEFAULT_GAMMA_FACTORS",
            "DEFAULT_CS", "default_alphas", "check_grid", "check_scoring",
            "make_folds", "row_order", "representable_alphas", "refit_dtype", "laplacian_gamma_ref",
-           "score_values", "wants_log_target", "target_forward", "target_inverse",
-           "target_model"]
+           "score_values", "LOG_TARGET_RANGE", "wants_log_target", "target_forward",
+           "target_inverse", "target_model"]
 
 #: gamma = gamma_scale * factor: scikit-learn's "scale" times 2^-3 .. 2^3
 DEFAULT_GAMMA_FACTORS = tuple(2.0 ** k for k in range(-3, 4))
@@ -28,14 +28,22 @@ DEFAULT_GAMMA_FACTORS = tuple(2.0 ** k for k in range(-3, 4))
 DEFAULT_CS = tuple(10.0 ** (k / 2) for k in range(-2, 5))
 
 
+#: "auto" tries the log of a target whose largest value is at least this many times its
+#: smallest (an order of magnitude): over a narrower range the log is all but affine. On
+#: diamonds' log price (1.7 times) its lines lost every round and cost 0.0001 of R^2;
+#: the run times it won on span 2,800 times (benchmarks/HISTORY.md "Stop 73")
+LOG_TARGET_RANGE = 10.0
+
+
 def wants_log_target(log_target, y):
     """``(try the log target, why)`` for a regressor's ``log_target`` and target ``y``.
 
-    "auto" tries it where every value is positive and the log brings the target's
-    skewness nearer zero by more than its standard error (prices, counts, run times: a
-    target spread over orders of magnitude, whose errors on the largest values would
-    otherwise rule the fit); the race keeps whichever scores higher on the target as
-    given. True tries it on any positive target (one clear error otherwise), False never.
+    "auto" tries it where every value is positive, the largest at least
+    :data:`LOG_TARGET_RANGE` times the smallest, and the log brings the target's skewness
+    nearer zero by more than its standard error (prices, counts, run times: a target
+    spread over orders of magnitude, whose errors on the largest values would otherwise
+    rule the fit); the race keeps whichever scores higher on the target as given. True
+    tries it on any positive target (one clear error otherwise), False never.
 
     Examples
     --------
@@ -56,6 +64,8 @@ def wants_log_target(log_target, y):
         return False, ""
     if log_target is True:
         return True, "the log target tried (log_target=True)"
+    if float(np.max(y)) < LOG_TARGET_RANGE * low:
+        return False, ""
     from scipy.stats import skew
 
     before, after = abs(float(skew(y, axis=None))), abs(float(skew(np.log(y), axis=None)))
@@ -63,7 +73,8 @@ def wants_log_target(log_target, y):
     # narrow range of values the log is all but affine, and changes no fit
     if not before - after > np.sqrt(6.0 / y.size):
         return False, ""
-    return True, (f"the log target tried: it brings the target's skewness from "
+    return True, (f"the log target tried: the target spans {float(np.max(y)) / low:.3g} "
+                  f"times its smallest value, and its log brings the skewness from "
                   f"{before:.2f} to {after:.2f}")
 
 
