@@ -221,6 +221,16 @@ def test_rows_in_an_order_of_their_own_get_contiguous_folds_and_the_others_shuff
     assert fold_order(5, X[order], y[order], False, 0, 2**28) == (True, "")
     by_target = np.argsort(y)  # sorted by the target: blocks would each lie past the others
     assert fold_order(5, X[by_target], y[by_target], False, 0, 2**28) == (True, "")
+    # sorted in runs (diamonds' CSV: by price within each of its groups; stop 73), the
+    # rows' order is the target's: blocks would each lie past the others too
+    # (a price set mostly by one column: its rows are nearer their neighbours too)
+    rng = np.random.RandomState(1)
+    X2 = rng.uniform(size=(2_000, 3))
+    price = X2[:, 0] + 0.1 * X2[:, 1]
+    runs = np.concatenate([part[np.argsort(price[part])]
+                           for part in np.array_split(rng.permutation(2_000), 8)])
+    assert 0 < np.sum(np.diff(price[runs]) < 0) < 8 and row_order(X2[runs], 0, 2**28)[1] > 3
+    assert fold_order(5, X2[runs], price[runs], False, 0, 2**28) == (True, "")
     assert fold_order(KFold(5), X, y, False, 0, 2**28) == (True, "")  # a splitter is as given
     labels = (y > np.median(y)).astype(int)
     assert not fold_order(5, X, labels, True, 0, 2**28)[0]
