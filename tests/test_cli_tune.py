@@ -48,6 +48,25 @@ def test_tune_errors_are_one_line(data):
         assert "Traceback" not in result.stderr
 
 
+def test_tune_tries_a_regressions_target_on_its_log_unless_told_not_to(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.exp(1.5 * np.sin(1.5 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=400))
+    np.savetxt(tmp_path / "times.csv", np.column_stack([X, y]), delimiter=",",
+               header="a,b,seconds", comments="")
+    for option, log in (("auto", True), ("no", False)):
+        result = run("tune", str(tmp_path / "times.csv"), "--task", "regression",
+                     "--learn-widths", "no", "--log-target", option, "--no-progress",
+                     "-o", str(tmp_path / f"{option}.ksm"))
+        assert result.returncode == 0, result.stderr
+        best = next(line for line in result.stdout.splitlines() if line.startswith("best:"))
+        assert ("'target': 'log'" in best) is log, best
+    wrong = run("tune", str(tmp_path / "times.csv"), "--task", "classification",
+                "--log-target", "yes", "-o", str(tmp_path / "c.ksm"))
+    assert wrong.returncode == 2 and "--log-target yes applies to a regression" in \
+        wrong.stderr and "Traceback" not in wrong.stderr, wrong.stderr
+
+
 def test_fit_model_auto_says_what_it_chose(data):
     result = run("fit", str(data / "train.csv"), "--test", str(data / "test.csv"),
                  "--model", "auto", "-o", str(data / "auto.ksm"), "--no-progress")

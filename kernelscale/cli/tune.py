@@ -77,6 +77,11 @@ def add_parser(subparsers):
                         "kept (auto: from 5,000 rows of 2-200 dense features on; yes: always); "
                         "prints the features by relevance and the metric's top directions, "
                         "and draws them as a PNG")
+    p.add_argument("--log-target", choices=("auto", "yes", "no"), default="auto",
+                   help="a regression's lines may be fitted on the log of its target, scored "
+                        "on the target as given and kept where they score higher (auto: a "
+                        "positive target spanning an order of magnitude and less skewed in "
+                        "its log; yes: any positive target)")
     p.add_argument("--scoring", default=None,
                    help="score to maximise (default: accuracy; r2 for a regression)")
     p.add_argument("--scale", choices=("minmax", "standard"), default=None,
@@ -146,7 +151,8 @@ def make_search(args, task, time_budget=None):
                    random_state=args.seed)
     check_families_option(args.families, task)
     if task == "regression":
-        return KernelRegressorCV(**options)
+        return KernelRegressorCV(**options, log_target={"auto": "auto", "yes": True,
+                                                        "no": False}[args.log_target])
     return KernelClassifierCV(**options)
 
 
@@ -203,6 +209,10 @@ def run(args):
         if note:
             print(f"kernelscale: {'warning' if task == 'classification' else 'task'}: {note}",
                   file=sys.stderr, flush=True)
+        if task != "regression" and args.log_target != "auto":
+            raise ValueError(f"--log-target {args.log_target} applies to a regression (a "
+                             f"{task}'s labels have no log): drop it, or give --task "
+                             "regression.")
         search = make_search(args, task, search_budget(args, started))
         advance("searching")
         start = time.perf_counter()
