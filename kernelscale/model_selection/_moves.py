@@ -85,18 +85,11 @@ class LocalMoves:
         if best is None or not self.local:
             return None
         state = self._local.setdefault((best.line, best.rows), _Local())
-        # more rows first (the fidelity: what the others measure on); then, cheapest first
-        # (FLAML's cost-frugal order), capacity (local models, centres: what the race never
-        # varied), the penalty and the gamma the race ranked already (on a grid twice
-        # apart). In the order of their kinds, california beside two busy loops doubled
-        # its centres in 29.5 s of the 37.8 s left where a gamma step at half of them,
-        # 6.7 s, scored higher idle, and left nothing for the ensemble (stop 73)
-        rows = self._more_rows(best, state)
-        others = [m for m in (self._local_models(best, state), self._centres(best, state),
-                              self._penalty_edge(best, state), self._gamma_step(best, state))
-                  if m is not None]
-        moves = ([rows] if rows is not None else []) + sorted(others,
-                                                              key=lambda m: m.predicted)
+        # more rows, then capacity (local models, centres: what the race never varied),
+        # then the penalty and the gamma the race ranked already (on a grid twice apart)
+        moves = [m for m in (self._more_rows(best, state), self._local_models(best, state),
+                             self._centres(best, state), self._penalty_edge(best, state),
+                             self._gamma_step(best, state)) if m is not None]
         for move in moves:
             if affordable(move.predicted):
                 return move
