@@ -324,6 +324,40 @@ def test_ensemble_selection_keeps_only_an_ensemble_that_beats_the_best_beyond_th
     assert not same.kept
 
 
+def test_ensemble_selection_climbs_past_an_addition_that_does_not_raise_the_score():
+    # regression: the climb stopped at the first addition that scored no higher, and a
+    # better member could end it early (california at 10 minutes: 0.8533 out of fold
+    # with a 2,000-centre member, 0.8545 without it; climbing on, 0.8554)
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=600)
+    folds = list(KFold(5, shuffle=True, random_state=0).split(y[:, None]))
+    # the mean of (y + 1) and (y - 4) scores lower than y + 1 (and y + 1 again no
+    # higher); 2 : 1 of them, a bias of -2 / 3, scores higher
+    high, low = (y + 1.0)[:, None], (y - 4.0)[:, None]
+    records = [_record([0.5] * 5, rows=600, factor=f, oof=o.astype(np.float32))
+               for f, o in ((1.0, high), (2.0, low))]
+    chosen = select_ensemble(records, y, None, None, folds, "r2")
+    assert chosen.weights == [2, 1] and chosen.kept
+    assert chosen.gain > 0.4  # a squared bias of 1 down to 4 / 9, of y's unit variance
+
+
+def test_the_selections_roc_auc_is_scikit_learns():
+    from sklearn.metrics import roc_auc_score
+
+    from kernelscale.model_selection._space import score_values
+
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 2, size=2000)
+    for scores in (rng.normal(size=2000), np.round(rng.normal(size=2000), 1)):  # ties
+        values = np.column_stack([-scores, scores])
+        assert score_values("roc_auc", labels, values, np.array([0, 1])) == \
+            pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+    # one class present: scikit-learn's own answer (undefined, with its warning)
+    with pytest.warns(Warning):
+        assert np.isnan(score_values("roc_auc", np.zeros(10), np.zeros((10, 2)),
+                                     np.array([0, 1])))
+
+
 def test_another_draw_of_the_centres_is_never_the_best_and_ranks_last():
     records = Records(oof_bytes=10**9)
     base = _record([0.80] * 5, rows=600)

@@ -5,7 +5,12 @@ best of them, within the memory budget). On the rows the best configuration was
 scored on, greedy forward selection with replacement starts from the best single
 model and adds, one at a time, the configuration whose addition makes the
 averaged prediction score best (a classifier's calibrated probabilities, a
-regressor's values), until no addition scores higher. The weights are the counts.
+regressor's values), as many additions as there are candidates, and the ensemble
+is the best point of that climb (Caruana et al.'s procedure). The weights are the
+counts. Stopping at the first addition that scores no higher is path-dependent: on
+california at 10 minutes a better member (2,000 centres where the race had 1,000)
+led the climb to stop at 3 members and 0.8533 out of fold, against 0.8545 without
+it; climbing on, the same pool reached 0.8554.
 The ensemble is kept only where its out-of-fold score beats the best single
 model's by more than the noise of their fold-by-fold difference: the selection
 looked at these same rows, so a smaller gain is not evidence.
@@ -25,7 +30,7 @@ import numpy as np
 from ..models.ridge import calibrated_proba, fold_calibration
 from ._space import score_values
 
-__all__ = ["Selection", "select_ensemble"]
+__all__ = ["Selection", "select_ensemble", "selection_on"]
 
 
 @dataclasses.dataclass
@@ -71,7 +76,8 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
 
     With ``cost(record)`` (seconds of its refit; 0 for one fitted already) and
     ``affordable(seconds)``, a record joins only where the members' refits, it
-    included, stay affordable: the best ensemble the time left pays for, in one pass.
+    included, stay affordable, and the climb ends where its members' refits no longer
+    are: the best ensemble the time left pays for, in one pass.
     ``stop()``, checked before each addition, ends the selection where it is (the time
     budget's end).
 
@@ -110,6 +116,11 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
         spent = costs[counts > 0].sum()
         return (counts > 0) | np.array([affordable(spent + c) for c in costs])
 
+    def members_affordable(counts):
+        # the climb's own time is taken from the members' refits: it ends where the
+        # time left no longer pays for theirs
+        return affordable is None or affordable(costs[counts > 0].sum())
+
     singles = np.array([score(p) for p in predictions])
     counts = np.zeros(len(pool), dtype=int)
     fits = allowed(counts)
@@ -118,20 +129,24 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
     first = int(np.argmax(np.where(fits, singles, -np.inf)))
     counts[first] = 1
     total = predictions[first].copy()
-    current = singles[first]
-    while stop is None or not stop():
+    best_counts, best_score = counts.copy(), singles[first]
+    for _ in range(len(pool)):
+        if stop is not None and stop() or not members_affordable(counts):
+            break
         size = counts.sum()
         fits = allowed(counts)
         trials = [score((total + p) / (size + 1)) if ok else -np.inf
                   for p, ok in zip(predictions, fits)]
         pick = int(np.argmax(trials))
-        if not trials[pick] > current:
+        if not np.isfinite(trials[pick]):
             break
         counts[pick] += 1
         total += predictions[pick]
-        current = trials[pick]
+        if trials[pick] > best_score:
+            best_counts, best_score = counts.copy(), trials[pick]
+    counts = best_counts
     chosen = np.flatnonzero(counts)
-    ensemble = total / counts.sum()
+    ensemble = sum(counts[i] * predictions[i] for i in chosen) / counts.sum()
     scores = _fold_scores(ensemble, y, folds, scoring, classes)
     single = _fold_scores(predictions[first], y, folds, scoring, classes)
     diff = scores - single
@@ -140,3 +155,14 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
                      None if calibrations is None else [calibrations[i] for i in chosen],
                      scores, float(diff.mean()), se)
 
+
+
+def selection_on(evaluator, rows, records, **kwargs):
+    """:func:`select_ensemble` over ``records`` scored on the evaluator's nested subsample
+    of ``rows`` rows (its targets, folds and scoring); ``kwargs`` as that function's."""
+    ev = evaluator
+    index, folds = ev.rung(rows)
+    return select_ensemble(records, ev.data.y[index],
+                           ev.data.y_index[index] if ev.classifier else None,
+                           ev.data.classes if ev.classifier else None, folds,
+                           ev.settings.scoring, **kwargs)

@@ -29,7 +29,7 @@ import numpy as np
 from .._progress import progress
 from .._validation import MemoryBudgetError
 from ..models.ridge import fold_calibration
-from ._ensemble import select_ensemble
+from ._ensemble import selection_on
 from ._families import FALKON, FAMILIES
 
 __all__ = ["Held", "SearchRun", "SearchTimeError", "interrupted"]
@@ -325,13 +325,11 @@ class SearchRun:
             return
         best = held.record
         ev = self.ev
-        index, folds = ev.rung(best.rows)
         pool = [r for r in self.records.at(best.rows) if r.oof is not None]
         if best.oof is None or len(pool) < 2:
             self.sched.skip("ensemble", "not tried: fewer than two configurations' out-of-fold "
                                         f"predictions kept on {best.rows} rows")
             return
-        classes = ev.data.classes if ev.classifier else None
         rows = held.rows
         costs = {id(m): 0.0 if m is best else self.refit_predicted(m, rows) for m in pool}
         cheapest = min(c for key, c in costs.items() if key != id(best))
@@ -343,9 +341,8 @@ class SearchRun:
         with self.sched.run("ensemble") as handle:
             # the selection inside the grant: its additions stop at the budget's end, and
             # each member joins only where every member's refit is still affordable
-            selection = select_ensemble(
-                pool, ev.data.y[index], ev.data.y_index[index] if ev.classifier else None,
-                classes, folds, ev.settings.scoring, cost=lambda m: costs[id(m)],
+            selection = selection_on(
+                ev, best.rows, pool, cost=lambda m: costs[id(m)],
                 affordable=lambda seconds: self.sched.affordable(REFIT_SAFETY * seconds),
                 stop=handle.deadline.passed)
             if selection is None or not selection.kept:
