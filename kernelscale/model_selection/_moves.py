@@ -4,10 +4,11 @@ local moves around the best configuration (:class:`LocalMoves`).
 Once the race is done, :class:`._searcher.Searcher` spends the time left around the
 best configuration, on its rows, each move tried while it pays and the time left pays
 for it: more rows; capacity (local models, centres); the penalty past the edge of those
-tried; the gamma stepped both ways; a line the race retired, on the best's rows; other
-draws of the best's random centres. Each is priced by the cost model and by the fit
-times its configurations measured (:meth:`LocalMoves._measured`), and shrunk to the
-best's penalty alone where the time left pays for no more.
+tried; the gamma stepped both ways; a line the race retired, on the best's rows; the
+ensemble's members grown (:mod:`._members`); other draws of the best's random centres.
+Each is priced by the cost model and by the fit times its configurations measured
+(:meth:`LocalMoves._measured`), and shrunk to the best's penalty alone where the time
+left pays for no more.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 from .._validation import MemoryBudgetError
 from ._families import FALKON, FAMILIES
+from ._members import MemberMoves
 from ._records import Line
 
 __all__ = ["LocalMoves", "Move"]
@@ -73,7 +75,7 @@ class _Local:
     draws_done: bool = False
 
 
-class LocalMoves:
+class LocalMoves(MemberMoves):
     """The local moves of :class:`._searcher.Searcher`, which it inherits: they read its
     ``evaluator``, ``records``, ``rungs``, ``lines`` and switches (``local``,
     ``grow_centres``, ``leaves``) and its lines' helpers (``_add``, ``_best_of``,
@@ -97,6 +99,8 @@ class LocalMoves:
             if smaller is not None and affordable(smaller.predicted):
                 return smaller
         move = self._revisit(best, affordable)
+        if move is None:
+            move = self._member(best, affordable)
         return move if move is not None else self._draw(best, state, affordable)
 
     def _revisit(self, best, affordable):
@@ -428,6 +432,9 @@ class LocalMoves:
         ended; a revisited line that wins is alive again; a leaf count is a line."""
         if move.stage == "draw":
             self._observe_draw(best, records)
+            return
+        if move.stage == "member":
+            self._observe_member(move, records)
             return
         if move.stage == "revisit":  # a line that wins on the best's rows is alive again
             if any(r is best for r in records):

@@ -22,9 +22,11 @@ their time. It starts from the cheap corner and grows by measured cost
    past the edge of its grid; the gamma stepped both ways (the step halved where both
    sides scored lower; the moves end where the scores around are flat within their
    noise, which also carries the grid past its edge); where none of those is
-   affordable, a line the race retired on fewer rows, on the best's rows; then other
-   draws of the best's random centres, candidates for the ensemble, while averaging one
-   more into the best's out-of-fold predictions raises their score.
+   affordable, a line the race retired on fewer rows, on the best's rows; then the
+   ensemble's members grown, each member's centres doubled toward the best's while that
+   raises the ensemble's out-of-fold score (:mod:`._members`); then other draws of the
+   best's random centres, candidates for the ensemble, while averaging one more into the
+   best's out-of-fold predictions raises their score.
 
 It stops when the time ends or when no move it can afford still pays: a longer
 budget reaches more rows, more gammas, more centres and more draws.
@@ -105,6 +107,7 @@ class Searcher(LocalMoves):
         self.round = 0
         self.racing = True
         self._local = {}
+        self._members = {}  # the ensemble's members' growth (:class:`._members.MemberMoves`)
         self.log = []  # the race's rounds (``halving_``)
 
     # ------------------------------------------------------------------ lines
