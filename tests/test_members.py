@@ -20,7 +20,7 @@ N = 600
 RBF, LAPLACIAN = Line("falkon"), Line("falkon", kernel="laplacian")
 
 
-def _searcher(best_m=400, member_m=50, member_noise=0.3, seed=0):
+def _searcher(best_m=400, member_m=50, member_noise=0.3, seed=0, others=()):
     """A searcher whose moves around its best (RBF, ``best_m`` centres, every row) are
     spent, beside a Laplacian line scored at ``member_m`` centres: two records whose
     out-of-fold errors are independent, so that their average scores above either."""
@@ -40,8 +40,10 @@ def _searcher(best_m=400, member_m=50, member_noise=0.3, seed=0):
                       np.zeros(3), oof)
     best = record(RBF, best_m, 0.2)
     records.add([best, record(LAPLACIAN, member_m, member_noise)])
+    records.add([record(line, member_m, member_noise) for line in others])
     searcher = Searcher(ev, records, [N], families=["falkon"], factors=[1.0], laplacian=True)
-    searcher._add(LAPLACIAN, [1.0])
+    for line in (LAPLACIAN,) + tuple(others):
+        searcher._add(line, [1.0])
     searcher.racing = False
     assert records.best() is best
     searcher._local[(best.line, best.rows)] = _Local(gamma_done=True, penalty_done=True,
@@ -109,3 +111,27 @@ def test_a_search_with_time_left_grows_the_ensembles_members():
     members = [r for r in search.stages_ if r.stage == "member"]
     assert members, [(r.stage, r.note) for r in search.stages_]
     assert search.predict(X[:5]).shape == (5,)
+
+
+def test_a_member_is_grown_only_where_the_time_pays_for_the_ensembles_refits():
+    # regression: a member was priced at its folds and its own refit, and diamonds at 10
+    # minutes grew one to 4,315 centres in 47.5 s of 48.1 s: the 19.5 s left paid for no
+    # ensemble of its members
+    other = Line("falkon", kernel="laplacian", n_leaves=2)
+    searcher, records, best = _searcher(others=(other,))
+    move = searcher._local_moves(lambda seconds: True)
+    assert move.stage == "member"
+    ev = searcher.evaluator
+    mine = ev.predict(move.line, "fit", ev.n, move.n_components)
+    rest = [line for line in (LAPLACIAN, other) if line != move.line]
+    theirs = sum(ev.predict(line, "fit", ev.n, 50) for line in rest)
+    assert theirs > 0
+
+    def fresh():
+        return _searcher(others=(other,))[0]
+    # its folds and its own refit, not the other member's: not grown (a cheaper member
+    # may be)
+    short = fresh()._local_moves(lambda s: s <= move.predicted + mine + 0.5 * theirs)
+    assert short is None or short.line != move.line
+    paid = fresh()._local_moves(lambda s: s <= move.predicted + mine + theirs)
+    assert paid is not None and paid.line == move.line

@@ -339,6 +339,29 @@ def test_ensemble_selection_climbs_past_an_addition_that_does_not_raise_the_scor
     chosen = select_ensemble(records, y, None, None, folds, "r2")
     assert chosen.weights == [2, 1] and chosen.kept
     assert chosen.gain > 0.4  # a squared bias of 1 down to 4 / 9, of y's unit variance
+    # scored one candidate at a time (a score not of squared errors), the climb goes on
+    # past its first stall for as many additions as it made before it (at least one)
+    absolute = select_ensemble(records, y, None, None, folds, "neg_mean_absolute_error")
+    assert absolute.weights == [2, 1] and absolute.kept
+
+
+@pytest.mark.parametrize("scoring", ["r2", "neg_mean_squared_error",
+                                     "neg_root_mean_squared_error"])
+def test_the_climbs_squared_error_scores_at_once_are_one_at_a_time_s(monkeypatch, scoring):
+    from kernelscale.model_selection import _ensemble
+
+    rng = np.random.default_rng(2)
+    y = 10.0 + rng.normal(size=500)  # an offset: the expansion must not cancel it away
+    folds = list(KFold(5, shuffle=True, random_state=0).split(y[:, None]))
+    records = [_record([0.5] * 5, rows=500, factor=float(j),
+                       oof=(y + rng.normal(0.3 * j - 1.0, 0.5 + 0.1 * j, size=500))[:, None]
+                       .astype(np.float32)) for j in range(8)]
+    fast = select_ensemble(records, y, None, None, folds, scoring)
+    monkeypatch.setattr(_ensemble._Squared, "of", classmethod(lambda cls, *a: None))
+    slow = select_ensemble(records, y, None, None, folds, scoring)
+    assert [id(m) for m in fast.members] == [id(m) for m in slow.members]
+    assert fast.weights == slow.weights and len(fast.members) > 1
+    np.testing.assert_allclose(fast.scores, slow.scores, rtol=1e-10)
 
 
 def test_the_selections_roc_auc_is_scikit_learns():

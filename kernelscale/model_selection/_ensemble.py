@@ -6,7 +6,9 @@ scored on, greedy forward selection with replacement starts from the best single
 model and adds, one at a time, the configuration whose addition makes the
 averaged prediction score best (a classifier's calibrated probabilities, a
 regressor's values), as many additions as there are candidates, and the ensemble
-is the best point of that climb (Caruana et al.'s procedure). The weights are the
+is the best point of that climb (Caruana et al.'s procedure); where each candidate is
+scored on its own (a classifier's scores), as many additions past the first that scored
+no higher as were made before it. The weights are the
 counts. Stopping at the first addition that scores no higher is path-dependent: on
 california at 10 minutes a better member (2,000 centres where the race had 1,000)
 led the climb to stop at 3 members and 0.8533 out of fold, against 0.8545 without
@@ -69,6 +71,53 @@ def _fold_scores(prediction, y, folds, scoring, classes):
                      for _, val in folds])
 
 
+class _Squared:
+    """The climb's trial scores at once, for a score of squared errors (R^2, MSE, RMSE)
+    of one target: each candidate's errors ``e_j = p_j - y`` are a row of ``errors``, and
+    adding one to a sum ``E`` of ``s`` members' errors gives the squared error
+    ``(|E|^2 + 2 E . e_j + |e_j|^2) / (s + 1)^2``, one matrix-vector product for every
+    candidate. A climb of 60 additions over 60 candidates on 43,152 rows (diamonds'
+    training rows) took 3.8 s scored one call at a time, 0.14 s so, on an idle 2-core
+    machine: the ensemble's grant is what is left of the budget after every move."""
+
+    SCORINGS = ("r2", "neg_mean_squared_error", "neg_root_mean_squared_error")
+
+    def __init__(self, errors, y, scoring):
+        self.errors, self.scoring, self.n = errors, scoring, y.size
+        self.norms = np.einsum("ij,ij->i", errors, errors)
+        self.total = float(np.sum((y - y.mean()) ** 2))
+
+    @classmethod
+    def of(cls, pool, y, scoring):
+        """The climb's fast path for ``pool`` on targets ``y``, or None where it does not
+        apply (another score, several targets, or R^2 of a constant target)."""
+        y = np.asarray(y, dtype=np.float64)
+        if scoring not in cls.SCORINGS or y.ndim != 1 \
+                or any(r.oof.size != y.size for r in pool):
+            return None
+        if scoring == "r2" and not np.sum((y - y.mean()) ** 2) > 0:
+            return None
+        errors = np.empty((len(pool), y.size))
+        for j, r in enumerate(pool):
+            errors[j] = np.asarray(r.oof, dtype=np.float64).ravel() - y
+        return cls(errors, y, scoring)
+
+    def _score(self, sse):
+        sse = np.maximum(sse, 0.0)  # the expansion's rounding below an exact fit
+        if self.scoring == "r2":
+            return 1.0 - sse / self.total
+        mse = sse / self.n
+        return -mse if self.scoring == "neg_mean_squared_error" else -np.sqrt(mse)
+
+    def singles(self):
+        return self._score(self.norms)
+
+    def trials(self, total, size):
+        """The score of ``(total + e_j) / (size + 1)`` for every candidate ``j``."""
+        sse = (total @ total + 2.0 * (self.errors @ total) + self.norms) / (size + 1) ** 2
+        return self._score(sse)
+
+
 def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
                     affordable=None, stop=None):
     """Caruana's greedy selection over ``records`` (their out-of-fold predictions, on the
@@ -98,10 +147,11 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
     if len(pool) < 2:
         return None
     calibrations = None
+    squared = _Squared.of(pool, y, scoring) if classes is None else None
     if classes is not None:
         calibrations = [fold_calibration(r.oof, y_index, len(classes)) for r in pool]
         predictions = [calibrated_proba(r.oof, *c) for r, c in zip(pool, calibrations)]
-    else:
+    elif squared is None:
         predictions = [np.asarray(r.oof, dtype=np.float64) for r in pool]
 
     def score(prediction):
@@ -121,31 +171,47 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
         # time left no longer pays for theirs
         return affordable is None or affordable(costs[counts > 0].sum())
 
-    singles = np.array([score(p) for p in predictions])
+    singles = squared.singles() if squared is not None else \
+        np.array([score(p) for p in predictions])
     counts = np.zeros(len(pool), dtype=int)
     fits = allowed(counts)
     if not fits.any():
         return None
     first = int(np.argmax(np.where(fits, singles, -np.inf)))
     counts[first] = 1
-    total = predictions[first].copy()
+    total = squared.errors[first].copy() if squared is not None else predictions[first].copy()
     best_counts, best_score = counts.copy(), singles[first]
-    for _ in range(len(pool)):
+    stalled = None  # the additions made before the first that scored no higher
+    for added in range(len(pool)):
         if stop is not None and stop() or not members_affordable(counts):
+            break
+        if squared is None and stalled is not None and added >= 2 * stalled:
+            # scored one candidate at a time (a ROC AUC on 108,000 rows: 19 ms), the climb
+            # past its first stall makes as many additions as it made before it: at most
+            # twice the plain greedy's time (bio at 10 minutes: the climb over every
+            # candidate, then the refits, ran past the ensemble's 22 s grant, and no
+            # ensemble was kept)
             break
         size = counts.sum()
         fits = allowed(counts)
-        trials = [score((total + p) / (size + 1)) if ok else -np.inf
-                  for p, ok in zip(predictions, fits)]
+        if squared is not None:
+            trials = np.where(fits, squared.trials(total, size), -np.inf)
+        else:
+            trials = [score((total + p) / (size + 1)) if ok else -np.inf
+                      for p, ok in zip(predictions, fits)]
         pick = int(np.argmax(trials))
         if not np.isfinite(trials[pick]):
             break
+        if stalled is None and not trials[pick] > best_score:
+            stalled = max(added, 1)
         counts[pick] += 1
-        total += predictions[pick]
+        total += squared.errors[pick] if squared is not None else predictions[pick]
         if trials[pick] > best_score:
             best_counts, best_score = counts.copy(), trials[pick]
     counts = best_counts
     chosen = np.flatnonzero(counts)
+    if squared is not None:
+        predictions = {i: (squared.errors[i] + y)[:, None] for i in chosen}
     ensemble = sum(counts[i] * predictions[i] for i in chosen) / counts.sum()
     scores = _fold_scores(ensemble, y, folds, scoring, classes)
     single = _fold_scores(predictions[first], y, folds, scoring, classes)
