@@ -6,7 +6,7 @@ longer budget can still raise. It averages the best with configurations of other
 (the other kernel, the columns unscaled, other leaf counts) that the race scored at its
 own centres (1,000 on every row) while the best's grew to several thousand: on
 california's 16,512 rows at 10 minutes the ensemble's members held 1,000 centres
-beside the best's 6,604, and the search ended with 300 s of its 600 unspent. A member
+beside the best's 6,604, and the search ended at 307 s of its 600. A member
 move doubles the centres of one such member (at its gamma, and at its penalty and their
 neighbours), up to the best's, the members averaged most first; a line's growth ends
 where it did not raise the ensemble's out-of-fold score.
