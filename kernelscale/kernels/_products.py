@@ -126,6 +126,14 @@ def gram_product(X, Y, out):
            [ 3., 13.]])
     """
     parts = min(numba.get_num_threads(), X.shape[0])
+    if X.shape[0] == 1 and Y.shape[0] > 1:
+        # one row is a matrix-vector product to numpy, and on some CPUs OpenBLAS's gemv
+        # rounds otherwise than its gemm (an AMD EPYC: 1 float32 ulp in 399 of 800
+        # entries): the row twice through the matrix product gives it the bits it has
+        # in any batch (scikit-learn's check_methods_subset_invariance transforms row by
+        # row)
+        out[...] = np.matmul(np.repeat(X, 2, axis=0), Y.T)[:1]
+        return out
     if (_hold["owner"] is None or parts < 2 or out.size < _MIN_ENTRIES or X.shape[1] == 0
             or not _blas_ready(X, Y, out)):
         return np.matmul(X, Y.T, out=out)
