@@ -210,11 +210,14 @@ def select_ensemble(records, y, y_index, classes, folds, scoring, *, cost=None,
             best_counts, best_score = counts.copy(), trials[pick]
     counts = best_counts
     chosen = np.flatnonzero(counts)
-    if squared is not None:
-        predictions = {i: (squared.errors[i] + y)[:, None] for i in chosen}
-    ensemble = sum(counts[i] * predictions[i] for i in chosen) / counts.sum()
+    if squared is not None:  # two vectors more than the errors, within the memory budget
+        ensemble = (y + (counts @ squared.errors) / counts.sum())[:, None]
+        best_single = (squared.errors[first] + y)[:, None]
+    else:
+        ensemble = sum(counts[i] * predictions[i] for i in chosen) / counts.sum()
+        best_single = predictions[first]
     scores = _fold_scores(ensemble, y, folds, scoring, classes)
-    single = _fold_scores(predictions[first], y, folds, scoring, classes)
+    single = _fold_scores(best_single, y, folds, scoring, classes)
     diff = scores - single
     se = float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else 0.0
     return Selection([pool[i] for i in chosen], [int(counts[i]) for i in chosen],
