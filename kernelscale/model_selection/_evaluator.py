@@ -35,9 +35,9 @@ from .._config import config_context
 from .._planner import held_plan, nbytes
 from ..models import LocalKernelRegressor, WeightedEnsembleClassifier, WeightedEnsembleRegressor
 from ..models.metric import KernelMetric, KernelWidths, MetricTimeError, WidthsTimeError
-from ._cost import largest_within
 from ._families import FAMILIES, classifier_model, decision_columns, penalty_on_rows
 from ._inputs import SearchSpace
+from ._pricing import Pricing
 from ._records import Record
 from ._schedule import Stopwatch
 from ._space import (
@@ -69,8 +69,9 @@ def rung_sizes(n, least, eta):
     return sizes[::-1]
 
 
-class Evaluator:
-    """Fits and scores the search's configurations on its rows, folds and columns.
+class Evaluator(Pricing):
+    """Fits and scores the search's configurations on its rows, folds and columns, and
+    prices them (:class:`._pricing.Pricing`).
 
     Parameters
     ----------
@@ -214,49 +215,6 @@ class Evaluator:
         return list(np.asarray(values, dtype=np.float64))
 
     # ------------------------------------------------------------------ the batch form
-
-    def operations(self, line, kind, rows, n_components=None, n_penalties=1):
-        """The operations of a grid unit or a fit of ``line`` (what the cost model prices)."""
-        family = FAMILIES[line.family]
-        d = self.columns[line.metric].shape[1]
-        m = int(n_components or self.centres(line, rows))
-        outputs = (len(self.data.classes) if len(self.data.classes) > 2 else 1) \
-            if self.classifier else (1 if self.data.y.ndim == 1 else self.data.y.shape[1])
-        leaves = max(1, line.n_leaves)
-        ops = family.operations(kind, max(1, rows // leaves), n_features=d, n_components=m,
-                                n_penalties=n_penalties, n_folds=self.n_splits,
-                                n_outputs=outputs, kernel=line.kernel,
-                                memory_budget=self.settings_for(line, rows=rows).memory_budget)
-        return {name: leaves * count for name, count in ops.items()}
-
-    @staticmethod
-    def kind(line, kind):
-        """The cost model's kind of work of ``line`` (a family, its kernel, local models)."""
-        leaves = ":leaves" if line.n_leaves > 1 else ""
-        return f"{kind}:{line.family}:{line.kernel}{leaves}"
-
-    def predict(self, line, kind, rows, n_components=None, n_units=1, n_penalties=1):
-        """Seconds the cost model predicts for ``n_units`` grid units or fits.
-
-        A fit is priced at no more than a grid unit of one penalty on as many rows (where
-        grids were measured): that unit fits every fold on ``(k - 1) / k`` of the rows,
-        at least one fit's work on all of them. A fit's own measurements are few and
-        small (the held first model's), and extrapolated from one of 0.06 s on 667 rows
-        a refit on 2,000 rows with 1,184 centres was priced at 16.5 s, where the grid had
-        fitted those centres on every fold in 1.0 s: the refit was skipped, and the
-        model held on a third of the rows came back."""
-        ops = self.operations(line, kind, rows, n_components, n_penalties)
-        seconds = self.cost.predict(self.kind(line, kind), ops)
-        if kind == "fit" and self.cost.measured(self.kind(line, "grid")):
-            seconds = min(seconds, self.cost.predict(
-                self.kind(line, "grid"), self.operations(line, "grid", rows, n_components)))
-        return n_units * seconds
-
-    def most_rows(self, line, n_components, seconds, low, high):
-        """The most rows in ``[low, high]`` whose fit of ``line`` is predicted within
-        ``seconds`` (``low - 1`` where none is)."""
-        return largest_within(lambda rows: self.predict(line, "fit", rows, n_components),
-                              seconds, low, high)
 
     def grid(self, line, rows, factors, *, penalties=None, n_components=None, deadline=None,
              on_records=None):
