@@ -122,9 +122,13 @@ def test_a_member_is_grown_only_where_the_time_pays_for_the_ensembles_refits():
     move = searcher._local_moves(lambda seconds: True)
     assert move.stage == "member"
     ev = searcher.evaluator
-    mine = ev.predict(move.line, "fit", ev.n, move.n_components)
+    # each refit at its own folds' measured fits, grown to every row (and to its centres)
+    own = records.at(N, move.line)[0]
+    mine = ev.refit_price(own, ev.n) * ev.predict(move.line, "fit", ev.n, move.n_components) \
+        / ev.predict(move.line, "fit", ev.n, own.n_components)
+    assert mine > ev.predict(move.line, "fit", ev.n, move.n_components)
     rest = [line for line in (LAPLACIAN, other) if line != move.line]
-    theirs = sum(ev.predict(line, "fit", ev.n, 50) for line in rest)
+    theirs = sum(ev.refit_price(records.at(N, line)[0], ev.n) for line in rest)
     assert theirs > 0
 
     def fresh():
@@ -135,3 +139,28 @@ def test_a_member_is_grown_only_where_the_time_pays_for_the_ensembles_refits():
     assert short is None or short.line != move.line
     paid = fresh()._local_moves(lambda s: s <= move.predicted + mine + theirs)
     assert paid is not None and paid.line == move.line
+
+
+def test_the_reserve_keeps_the_ensembles_refits_once_the_race_is_done():
+    # the final model is the ensemble where the records select one: its members' refits
+    # are reserved beside the best's (on bio at 2 minutes the local moves took the time to
+    # the end, and the ensemble's refits, 1.5 s each, found none left)
+    from kernelscale.model_selection._run import REFIT_SAFETY, SearchRun
+    from kernelscale.model_selection._schedule import SLACK, Scheduler
+
+    searcher, records, best = _searcher()
+    run = SearchRun(None, searcher.evaluator, records, searcher, Scheduler(1000.0),
+                    probability=False)
+    alone = REFIT_SAFETY * run.refit_predicted(best, N) + SLACK
+    searcher.racing = True  # the race's records are on fewer rows than its end's
+    assert run.reserve() == pytest.approx(alone)
+    searcher.racing = False
+    assert searcher.selection(N).kept
+    member = records.at(N, LAPLACIAN)[0]
+    assert run.reserve() == pytest.approx(alone + REFIT_SAFETY * run.refit_predicted(member, N))
+    # an ensemble that would not be kept reserves nothing
+    searcher, records, best = _searcher(member_noise=3.0)
+    run = SearchRun(None, searcher.evaluator, records, searcher, Scheduler(1000.0),
+                    probability=False)
+    assert not searcher.selection(N).kept
+    assert run.reserve() == pytest.approx(REFIT_SAFETY * run.refit_predicted(best, N) + SLACK)

@@ -245,6 +245,51 @@ def test_time_budget_tries_gammas_nearest_the_scale_first(moons, monkeypatch):
     assert search.predict(X).shape == (300,)
 
 
+def test_a_grant_with_a_reserve_keeps_back_the_most_an_earlier_grant_ran_past_its_end(
+        monkeypatch):
+    # the work after a stop's last checkpoint runs past the grant's end, out of the time
+    # reserved after it: a fake clock
+    from kernelscale.model_selection._schedule import SLACK, Scheduler
+
+    clock = [0.0]
+    monkeypatch.setattr(_clock, "_now", lambda: clock[0])
+    sched = Scheduler(100.0)
+    with sched.run("first", unarmed=True) as handle:  # not stopped: measured, not an overrun
+        clock[0] = handle.deadline.end + 3.0
+    assert sched.overrun == 0.0
+    assert sched.deadline(5.0).end == pytest.approx(100.0 - SLACK - 5.0)
+    with sched.run("grid", reserve=5.0) as handle:
+        clock[0] = handle.deadline.end + 0.4
+    assert sched.overrun == pytest.approx(0.4)
+    assert sched.deadline(5.0).end == pytest.approx(100.0 - SLACK - 5.4)
+    assert sched.deadline().end == pytest.approx(100.0 - SLACK)  # the last work's own
+
+
+def test_a_move_that_runs_past_its_grant_leaves_the_best_s_refit_affordable(monkeypatch):
+    # regression: on bio at 2 minutes a move stopped at its grant's end left 1.5 s for a
+    # refit priced at 1.4 s, which the refit's own check (its price and the scheduler's
+    # slack) found past the time left: the model held on 36,000 of 107,999 rows came
+    # back. The reserve now covers that check, and what grants ran past their ends.
+    import types
+
+    from kernelscale.model_selection import _run
+    from kernelscale.model_selection._schedule import Scheduler
+
+    clock = [0.0]
+    monkeypatch.setattr(_clock, "_now", lambda: clock[0])
+    run = _run.SearchRun.__new__(_run.SearchRun)
+    run.records = types.SimpleNamespace(best=lambda: "the best")
+    run.ev = types.SimpleNamespace(n=1000)
+    run.searcher = types.SimpleNamespace(racing=True)  # the race's reserve: the best's refit
+    run.sched = Scheduler(120.0)
+    run.refit_predicted = lambda record, rows: 2.0
+    with run.sched.run("grid", reserve=100.0) as handle:  # an early grant 0.2 s past its end
+        clock[0] = handle.deadline.end + 0.2
+    with run.sched.run("gamma step", reserve=run.reserve()) as handle:  # the last: as far
+        clock[0] = handle.deadline.end + 0.2
+    assert run.sched.affordable(_run.REFIT_SAFETY * 2.0)
+
+
 def test_ctrl_c_keeps_the_best_model_held(moons, monkeypatch):
     # issue 44: an interrupt keeps the best model fitted so far (no refit starts after
     # Ctrl-C); every configuration scored is in cv_results_

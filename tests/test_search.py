@@ -288,7 +288,29 @@ def test_a_fit_is_priced_at_no_more_than_a_grid_unit_of_one_penalty_on_its_rows(
     unit = ev.cost.predict(ev.kind(line, "grid"), ev.operations(line, "grid", 600, 200))
     assert unit < alone
     assert ev.predict(line, "fit", 600, 200) == pytest.approx(unit)
-    assert ev.most_rows(line, 200, unit, 100, 600) == 600
+    quick = Record(line, 600, 1.0, 1.0, 200, {}, np.full(3, 0.9), np.zeros(3), np.zeros(3))
+    assert ev.refit_price(quick, 600) == pytest.approx(unit)
+    assert ev.most_rows(quick, unit, 100, 600) == 600
+
+
+def test_a_refit_is_priced_at_no_less_than_its_own_folds_fits_grown_to_its_rows():
+    # regression: priced by the cost model's operations alone, which do not see what
+    # makes one configuration's solver slower than another's, diamonds at 10 minutes grew
+    # an ensemble's member for refits it then found past the time left
+    X, y = make_moons(600, noise=0.3, random_state=0)
+    ev = _evaluator(X, y)
+    line = Line("falkon")
+    ev.cost.observe(ev.kind(line, "fit"), ev.operations(line, "fit", 400, 100), 0.1)
+    modelled = ev.predict(line, "fit", 600, 100)
+    slow = Record(line, 300, 1.0, 1.0, 100, {}, np.full(3, 0.9), np.full(3, 5.0), np.zeros(3))
+    growth = modelled / ev.predict(line, "fit", 200, 100)  # its folds fit 200 rows each
+    assert growth >= 1.0
+    assert ev.refit_price(slow, 600) == pytest.approx(5.0 * growth)
+    assert ev.refit_price(slow, 600) > 10 * modelled
+    cheap = Record(line, 300, 1.0, 1.0, 100, {}, np.full(3, 0.9), np.zeros(3), np.zeros(3))
+    assert ev.refit_price(cheap, 600) == pytest.approx(modelled)
+    assert ev.most_rows(slow, 5.0 * growth, 100, 600) == 600
+    assert ev.most_rows(slow, 1.0, 100, 600) < 600
 
 
 def test_a_configuration_fitted_by_the_evaluator_is_the_one_its_fold_fits_scored():
@@ -469,6 +491,36 @@ def test_local_moves_are_priced_by_the_fit_times_their_penalties_measured():
     # at the low edge the growth is inward: no smaller than the edge's own time
     searcher, low = _exact_svm_searcher(((1.0, 1.0, 0.9), (10.0, 2.0, 0.8)))
     assert searcher._measured(line, 300, [1.0], [0.1], None) == pytest.approx(3.0)
+
+
+def test_more_centres_are_priced_from_the_fits_measured_at_fewer_grown_by_the_cost_model():
+    # regression: more centres than any measured were priced by the cost model's
+    # operations alone: california's 2 leaves at twice 2,000 centres at 11.2 s, and they
+    # took 20.0 s, where one gamma at 2,000 had taken 5.3 s
+    from kernelscale.model_selection._searcher import Searcher
+
+    class Stub:  # a cost model that grows as the square of the centres, 1 s at 100
+        n_splits = 3
+        columns = {"none": None}
+
+        def penalties(self, line):
+            return [1.0]
+
+        def predict(self, line, kind, rows, m=None, n_units=1, n_penalties=1):
+            return n_units * (rows / 300) * (m / 100) ** 2
+
+    for line in (Line("falkon"), Line("falkon", n_leaves=2)):
+        records = Records(oof_bytes=0)
+        records.add([Record(line, 300, 1.0, 1.0, 100, {}, np.full(3, 0.9), np.full(3, 3.0),
+                            np.zeros(3))])
+        searcher = Searcher(Stub(), records, [300], families=["falkon"], factors=[1.0])
+        # 9 s measured at 100 centres, grown 4x to 200 (the cost model's 4 s alone)
+        assert searcher._measured(line, 300, [1.0], [1.0], 200) == pytest.approx(36.0)
+        move = searcher._local_move(records.best(), "centres", [1.0], [1.0], "more",
+                                    n_components=200)
+        assert move.predicted == pytest.approx(36.0)
+        # fewer centres than measured: nothing measured there or below
+        assert searcher._measured(line, 300, [1.0], [1.0], 50) == 0.0
 
 
 def test_the_centres_grow_at_last_to_every_training_row_of_a_leaf():

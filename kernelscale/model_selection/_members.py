@@ -37,9 +37,10 @@ class MemberMoves:
     """The member moves of :class:`._searcher.Searcher` (through
     :class:`._moves.LocalMoves`): they read its ``evaluator``, ``records``, ``local``,
     ``grow_centres`` and ``lines`` and its helpers ``_priced``, ``_penalties_near`` and
-    ``_local_move``, and keep their state in ``_members``."""
+    ``_local_move``, and keep their state in ``_members``. :meth:`selection` is the
+    ensemble the records so far select (the search's reserve prices its refits)."""
 
-    def _selection(self, rows):
+    def selection(self, rows):
         """The ensemble's selection (no refit priced: the members worth growing, whatever
         the time left) over the best record kept on ``rows`` rows of each line and
         centres, or None. One of each: the selection's time grows as the square of its
@@ -60,7 +61,7 @@ class MemberMoves:
                 or best.n_components is None:
             return None
         states = self._members
-        selection = self._selection(best.rows)
+        selection = self.selection(best.rows)
         if selection is None:
             return None
         weights = {}
@@ -96,8 +97,9 @@ class MemberMoves:
             # the best, which is held fitted; this one at its new centres): priced at its
             # own refit alone, diamonds at 10 minutes grew a member to 4,315 centres in
             # 47.5 s of 48.1 s, and the 19.5 s left paid for no ensemble of those members
-            refits = ev.predict(line, "fit", ev.n, m) + sum(
-                ev.predict(r.line, "fit", ev.n, r.n_components) for r in selection.members
+            refits = ev.refit_price(record, ev.n) * ev.predict(line, "fit", ev.n, m) \
+                / max(ev.predict(line, "fit", ev.n, most), 1e-9) + sum(
+                ev.refit_price(r, ev.n) for r in selection.members
                 if r is not best and r.line != line)
             if not affordable(move.predicted + refits):
                 state.done = True
@@ -113,7 +115,7 @@ class MemberMoves:
         if state is None:
             return
         best = self.records.best()
-        selection = self._selection(best.rows) if records and best is not None else None
+        selection = self.selection(best.rows) if records and best is not None else None
         joined = selection is not None and any(
             member is record for member in selection.members for record in records)
         if not joined or not float(np.mean(selection.scores)) > state.before:

@@ -167,21 +167,11 @@ class LocalMoves(MemberMoves):
         ev = self.evaluator
         k = 1 + len(self._draws_of(best))
         line = dataclasses.replace(best.line, draw=k)
-        if best.line.n_leaves > 1:
-            form = "folds"
-            cv = ev.n_splits * ev.predict(best.line, "fit", best.rows * (ev.n_splits - 1)
-                                          // ev.n_splits, best.n_components)
-        else:
-            form = "grid"
-            cv = self._priced(best.line, best.rows, [best.factor], [best.penalty],
-                              best.n_components)
-        refits = k * ev.predict(best.line, "fit", ev.n, best.n_components)
-        if not affordable(cv + refits):
+        move = self._local_move(best, "draw", [best.factor], [best.penalty], "")
+        if not affordable(move.predicted + k * ev.refit_price(best, ev.n)):
             return None
-        return Move("draw", form, line, best.rows, [best.factor], [best.penalty],
-                    best.n_components, predicted=cv,
-                    note=f"{best.line.describe()}, gamma x {best.factor:.4g}: its centres "
-                         f"drawn again (draw {k + 1})")
+        return dataclasses.replace(move, line=line, note=f"{best.line.describe()}, gamma x "
+                                   f"{best.factor:.4g}: its centres drawn again (draw {k + 1})")
 
     def _more_rows(self, best, state, penalties=None):
         """The best's gamma on the next rung's rows, at its penalty and its neighbours
@@ -269,9 +259,10 @@ class LocalMoves(MemberMoves):
         m = n_components if n_components is not None else best.n_components
         if best.line.n_leaves > 1:
             configs = [(f, p, m) for f in factors for p in penalties]
-            predicted = len(configs) * self.evaluator.n_splits * self.evaluator.predict(
+            predicted = max(len(configs) * self.evaluator.n_splits * self.evaluator.predict(
                 best.line, "fit", best.rows * (self.evaluator.n_splits - 1)
-                // self.evaluator.n_splits, m)
+                // self.evaluator.n_splits, m),
+                self._measured(best.line, best.rows, factors, penalties, m))
             return Move(stage, "folds", best.line, best.rows, factors, penalties, m,
                         predicted=predicted, note=f"{best.line.describe()}: {note}")
         predicted = self._priced(best.line, best.rows, factors, penalties, m)
@@ -331,8 +322,15 @@ class LocalMoves(MemberMoves):
         at the edge's times the growth from its neighbour (at least 1). Priced by the cost
         model alone, a C past the grid's edge took 271 s for 21 predicted, and a gamma
         step at C = 316 (36,000 rows) 250 s for 88."""
-        scored = [r for r in self.records.all
-                  if r.line == line and r.rows <= rows and r.n_components == m]
+        ev = self.evaluator
+        kind = "fit" if line.n_leaves > 1 else "grid"
+        scored = [r for r in self.records.all if r.line == line and r.rows <= rows]
+        # more centres than measured: from the most below, grown by the cost model (by the
+        # operations alone, california's 2 leaves at 4,000 centres: 11.2 s, took 20.0 s)
+        fewer = [r.n_components for r in scored
+                 if None not in (m, r.n_components) and r.n_components < m]
+        at = m if any(r.n_components == m for r in scored) or not fewer else max(fewer)
+        scored = [r for r in scored if r.n_components == at]
         if not scored:
             return 0.0
         on = max(r.rows for r in scored)
@@ -341,10 +339,9 @@ class LocalMoves(MemberMoves):
             if r.rows == on:
                 times.setdefault(r.penalty, {})[r.factor] = float(np.sum(r.fit_times))
         growth = 1.0
-        if on < rows:
-            ev = self.evaluator
-            below = ev.predict(line, "grid", on, m)
-            growth = max(1.0, ev.predict(line, "grid", rows, m) / below) if below > 0 else 1.0
+        if on < rows or at != m:
+            below = ev.predict(line, kind, on, at)
+            growth = max(1.0, ev.predict(line, kind, rows, m) / below) if below > 0 else 1.0
 
         def at(penalty, factor):
             by_factor = times[penalty]

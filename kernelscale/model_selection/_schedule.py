@@ -169,6 +169,9 @@ class Scheduler:
         self.end = None if budget_s is None else self.started + float(budget_s)
         self.records = []
         self.log = log
+        #: the most seconds a piece of armed work ran past its grant's end (a checkpoint's
+        #: spacing, the records built after a stop): what a reserve must also keep
+        self.overrun = 0.0
 
     @property
     def timed(self):
@@ -189,8 +192,13 @@ class Scheduler:
         return self.end is None or now() + seconds + max(reserve, 0.0) + SLACK <= self.end
 
     def deadline(self, reserve=0.0):
-        """The :class:`Deadline` that leaves ``reserve`` seconds at the budget's end."""
-        return Deadline(None if self.end is None else self.end - SLACK - max(reserve, 0.0))
+        """The :class:`Deadline` that leaves ``reserve`` seconds at the budget's end (and,
+        with a reserve, the most an earlier grant ran past its end: work stopped at this
+        deadline may run as far past it, out of the reserve)."""
+        if self.end is None:
+            return Deadline(None)
+        reserve = max(reserve, 0.0)
+        return Deadline(self.end - SLACK - reserve - (self.overrun if reserve > 0 else 0.0))
 
     @staticmethod
     def stopwatch():
@@ -229,8 +237,11 @@ class Scheduler:
                     "interrupted (Ctrl-C)"
                 raise
             finally:
+                ended = now()
+                if deadline.end is not None and not unarmed:
+                    self.overrun = max(self.overrun, ended - deadline.end)
                 granted = None if deadline.end is None else max(deadline.end - began, 0.0)
-                self._record(StageRecord(stage, handle.outcome, now() - began, predicted,
+                self._record(StageRecord(stage, handle.outcome, ended - began, predicted,
                                          granted, handle.note or "-"))
 
     def _record(self, record):
