@@ -164,3 +164,16 @@ def test_the_reserve_keeps_the_ensembles_refits_once_the_race_is_done():
                     probability=False)
     assert not searcher.selection(N).kept
     assert run.reserve() == pytest.approx(REFIT_SAFETY * run.refit_predicted(best, N) + SLACK)
+
+
+def test_the_selection_is_made_once_for_the_same_candidates():
+    # a member move's proposal, its observation and the search's reserve ask for it in
+    # turn: a classifier's selection scores each candidate on its own
+    searcher, records, best = _searcher()
+    first = searcher.selection(N)
+    assert searcher.selection(N) is first
+    other = Line("falkon", kernel="laplacian", n_leaves=2)
+    oof = (records.best().oof + 0.5).astype(np.float32)
+    records.add([Record(other, N, 1.0, 1e-1, 50, {}, searcher.evaluator.oof_scores(N, oof),
+                        np.full(3, 0.01), np.zeros(3), oof)])
+    assert searcher.selection(N) is not first

@@ -38,6 +38,15 @@ def _regression(n, d=8):
     return X, np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
 
 
+def _members_problem(n):
+    """A smooth target of 4 columns on which a 60 s search grows its ensemble's members
+    (``tests/test_members.py``)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(n, 4))
+    return X, np.sin(2 * X[:, 0]) * np.cos(X[:, 1]) + 0.5 * np.abs(X[:, 2]) \
+        + 0.05 * rng.normal(size=n)
+
+
 def _steps(n):
     """A target that steps in discrete-valued columns (where the Laplacian is kept)."""
     rng = np.random.default_rng(0)
@@ -142,6 +151,13 @@ PATHS = {
         lambda d, b: ks.KernelRegressorCV(families="falkon", gamma_factors=[0.5, 2],
                                           n_components=200, learn_widths="none",
                                           time_budget=60, memory_budget=b,
+                                          random_state=0).fit(*d)),
+    # stop 75: the centres doubled past the race's, and the ensemble's members grown
+    # (member moves), with a timed search's held models and ensemble refits
+    "FALKON search, its centres and its ensemble's members grown": (
+        16 * MIB, lambda: _members_problem(3000),
+        lambda d, b: ks.KernelRegressorCV(families="falkon", time_budget=60,
+                                          learn_widths=False, memory_budget=b,
                                           random_state=0).fit(*d)),
     "Nystrom SVM grid": (
         32 * MIB, lambda: _classification(8000, d=8),

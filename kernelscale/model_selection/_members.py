@@ -37,8 +37,9 @@ class MemberMoves:
     """The member moves of :class:`._searcher.Searcher` (through
     :class:`._moves.LocalMoves`): they read its ``evaluator``, ``records``, ``local``,
     ``grow_centres`` and ``lines`` and its helpers ``_priced``, ``_penalties_near`` and
-    ``_local_move``, and keep their state in ``_members``. :meth:`selection` is the
-    ensemble the records so far select (the search's reserve prices its refits)."""
+    ``_local_move``, and keep their state in ``_members`` (the last selection in
+    ``_selected``). :meth:`selection` is the ensemble the records so far select (the
+    search's reserve prices its refits)."""
 
     def selection(self, rows):
         """The ensemble's selection (no refit priced: the members worth growing, whatever
@@ -51,7 +52,12 @@ class MemberMoves:
             key = (r.line, r.n_components)
             if r.oof is not None and (key not in best or r.mean > best[key].mean):
                 best[key] = r
-        return selection_on(self.evaluator, rows, list(best.values()))
+        # the same candidates select the same ensemble: a member move's proposal, its
+        # observation and the search's reserve ask for it in turn
+        key = (rows, tuple(id(r) for r in best.values()))
+        if self._selected is None or self._selected[0] != key:
+            self._selected = (key, selection_on(self.evaluator, rows, list(best.values())))
+        return self._selected[1]
 
     def _member(self, best, affordable):
         """The next member of the ensemble to grow: the line with the largest weight in

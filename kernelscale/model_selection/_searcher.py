@@ -108,6 +108,7 @@ class Searcher(LocalMoves):
         self.racing = True
         self._local = {}
         self._members = {}  # the ensemble's members' growth (:class:`._members.MemberMoves`)
+        self._selected = None  # its last selection: (candidates, Selection)
         self.log = []  # the race's rounds (``halving_``)
 
     # ------------------------------------------------------------------ lines
