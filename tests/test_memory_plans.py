@@ -155,7 +155,7 @@ PATHS = {
     # stop 75: the centres doubled past the race's, and the ensemble's members grown
     # (member moves), with a timed search's held models and ensemble refits
     "FALKON search, its centres and its ensemble's members grown": (
-        16 * MIB, lambda: _members_problem(3000),
+        400 * MIB, lambda: _members_problem(3000),
         lambda d, b: ks.KernelRegressorCV(families="falkon", time_budget=60,
                                           learn_widths=False, memory_budget=b,
                                           random_state=0).fit(*d)),
@@ -309,3 +309,14 @@ def test_a_plan_is_not_changed_once_built():
     with pytest.raises(TypeError):
         plan.parts["matrix"] = 0
     assert plan.cache_bytes == 10 and plan.total == 2**19 and plan.fits
+
+
+def test_a_search_whose_every_grid_is_over_the_budget_is_one_error_before_the_work():
+    # regression: every line retired before its first grid (its statistics past the
+    # memory budget), the search returned nothing and its fit ended in an AttributeError
+    X, y = _members_problem(3000)
+    with pytest.raises(MemoryBudgetError, match="can score no configuration: falkon retired: "
+                                                "the FALKON family's grid needs .* give "
+                                                "memory_budget >= "):
+        ks.KernelRegressorCV(families="falkon", time_budget=60, learn_widths=False,
+                             memory_budget=16 * MIB, random_state=0).fit(X, y)

@@ -114,6 +114,11 @@ class SearchRun:
                     lambda seconds, first=first, reserve=reserve:
                     first or self.sched.affordable(seconds, reserve))
                 if move is None:
+                    if first:  # every line retired before its first grid: its memory's note
+                        raise MemoryBudgetError(
+                            "the search can score no configuration: " + "; ".join(
+                                f"{s.line.describe()} {s.note}"
+                                for s in self.searcher.lines.values()))
                     break
                 self.play(move, reserve, first=first)
                 if first:

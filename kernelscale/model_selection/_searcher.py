@@ -174,7 +174,8 @@ class Searcher(LocalMoves):
                         state.rung = self.round
                         return move
                     state.alive = False
-                    state.note = f"retired: its grid on {rows} rows does not fit the time left"
+                    if not state.note.startswith("retired: "):  # its memory's, where it was
+                        state.note = f"retired: its grid on {rows} rows does not fit the time left"
                 continue
             if self.round == 0 and self.learn:
                 return Move(f"learn {self.learn[0]}", "learn", None, rows, [],
