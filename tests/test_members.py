@@ -124,8 +124,7 @@ def test_a_member_is_grown_only_where_the_time_pays_for_the_ensembles_refits():
     ev = searcher.evaluator
     # each refit at its own folds' measured fits, grown to every row (and to its centres)
     own = records.at(N, move.line)[0]
-    mine = ev.refit_price(own, ev.n) * ev.predict(move.line, "fit", ev.n, move.n_components) \
-        / ev.predict(move.line, "fit", ev.n, own.n_components)
+    mine = ev.refit_price(own, ev.n, move.n_components)
     assert mine > ev.predict(move.line, "fit", ev.n, move.n_components)
     rest = [line for line in (LAPLACIAN, other) if line != move.line]
     theirs = sum(ev.refit_price(records.at(N, line)[0], ev.n) for line in rest)

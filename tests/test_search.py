@@ -309,6 +309,9 @@ def test_a_refit_is_priced_at_no_less_than_its_own_folds_fits_grown_to_its_rows(
     assert ev.refit_price(slow, 600) > 10 * modelled
     cheap = Record(line, 300, 1.0, 1.0, 100, {}, np.full(3, 0.9), np.zeros(3), np.zeros(3))
     assert ev.refit_price(cheap, 600) == pytest.approx(modelled)
+    # at twice the centres: grown as the cost model grows a fit with them too
+    twice = ev.predict(line, "fit", 600, 200) / ev.predict(line, "fit", 200, 100)
+    assert ev.refit_price(slow, 600, 200) == pytest.approx(5.0 * max(1.0, twice))
     assert ev.most_rows(slow, 5.0 * growth, 100, 600) == 600
     assert ev.most_rows(slow, 1.0, 100, 600) < 600
 

@@ -103,8 +103,7 @@ class MemberMoves:
             # the best, which is held fitted; this one at its new centres): priced at its
             # own refit alone, diamonds at 10 minutes grew a member to 4,315 centres in
             # 47.5 s of 48.1 s, and the 19.5 s left paid for no ensemble of those members
-            refits = ev.refit_price(record, ev.n) * ev.predict(line, "fit", ev.n, m) \
-                / max(ev.predict(line, "fit", ev.n, most), 1e-9) + sum(
+            refits = ev.refit_price(record, ev.n, m) + sum(
                 ev.refit_price(r, ev.n) for r in selection.members
                 if r is not best and r.line != line)
             if not affordable(move.predicted + refits):

@@ -59,18 +59,19 @@ class Pricing:
                 self.kind(line, "grid"), self.operations(line, "grid", rows, n_components)))
         return n_units * seconds
 
-    def refit_price(self, record, rows):
-        """Seconds ``record``'s fit on ``rows`` rows is predicted at: the dearer of the cost
-        model's price and its own folds' mean fit grown to ``rows`` as the cost model grows
-        a fit (the operations do not see what slows one configuration's solver: priced by
-        them alone, diamonds at 10 minutes grew a member for refits past the time left)."""
-        m = record.n_components
+    def refit_price(self, record, rows, n_components=None):
+        """Seconds ``record``'s fit on ``rows`` rows (at ``n_components`` centres: its own
+        by default) is predicted at: the dearer of the cost model's price and its own folds'
+        mean fit grown to those rows and centres as the cost model grows a fit (the
+        operations do not see what slows one configuration's solver: priced by them alone,
+        diamonds at 10 minutes grew a member for refits past the time left)."""
+        m = record.n_components if n_components is None else n_components
         predicted = self.predict(record.line, "fit", rows, m)
         times = np.asarray(record.fit_times, dtype=np.float64)
         train = record.rows * (self.n_splits - 1) // self.n_splits
         if times.size == 0 or not np.all(np.isfinite(times)) or train < 1:
             return predicted
-        below = self.predict(record.line, "fit", train, m)
+        below = self.predict(record.line, "fit", train, record.n_components)
         growth = max(1.0, predicted / below) if below > 0 else rows / train
         return max(predicted, float(np.mean(times)) * growth)
 
