@@ -617,6 +617,52 @@ def test_a_revisit_tries_the_retired_lines_best_penalty_and_its_neighbours():
     assert move.predicted == pytest.approx(3 * 3 * (1.0 + 1.0 + 2.0))
 
 
+def _falkon_rungs_searcher(curve, rungs=(300, 900, 2700), **options):
+    """A FALKON searcher whose one line scored ``curve``: ``(rows, centres, fold
+    scores)`` at gamma x 1 and penalty 1, with the race at the last rung scored."""
+    searcher, records = _exact_svm_searcher((), penalties=(1.0,), rungs=rungs,
+                                            families=("falkon",), **options)
+    line = Line("falkon")
+    for rows, m, scores in curve:
+        records.add([Record(line, rows, 1.0, 1.0, m, {}, np.asarray(scores, float),
+                            np.full(3, 1.0), np.zeros(3))])
+    searcher.round = searcher.rungs.index(max(rows for rows, _, _ in curve))
+    searcher.lines[line].rung = searcher.round
+    return searcher, records
+
+
+@pytest.mark.parametrize("below, m_below, stalled", [
+    (0.797, 100, True),   # +0.003 at the same centres, within the 0.0058 standard error
+    (0.780, 100, False),  # +0.02: the rows still pay
+    (0.797, 80, False),   # the centres grew with the rows: no measure of the rows alone
+])
+def test_the_race_ends_where_more_rows_stopped_paying_at_the_same_centres(below, m_below,
+                                                                          stalled):
+    # regression: on Beijing at 2 minutes FALKON at 1,000 centres gained 0.0002 from
+    # 33,971 to 101,912 rows, the race's last round to 305,734 rows took 26.5 s of the
+    # 77 s left, and the centres were never grown
+    searcher, records = _falkon_rungs_searcher(
+        [(300, m_below, [below] * 3), (900, 100, [0.79, 0.80, 0.81])])
+    best = records.best()
+    assert best.rows == 900 and searcher.rows_stalled(best) is stalled
+    promoted = searcher._promote(lambda seconds: True)
+    assert promoted is not stalled
+    assert ("ended" in searcher.log[-1]) is stalled
+    if stalled:
+        assert "within its standard error" in searcher.log[-1]["ended"]
+
+
+@pytest.mark.parametrize("stalled", [True, False])
+def test_capacity_comes_before_more_rows_where_the_rows_stopped_paying(stalled):
+    searcher, records = _falkon_rungs_searcher(
+        [(300, 100, [0.797 if stalled else 0.78] * 3), (900, 100, [0.79, 0.80, 0.81])],
+        leaves=True, grow_centres=False)  # local models stand for capacity here
+    searcher.racing = False
+    move = searcher._local_moves(lambda seconds: True)
+    assert move.stage == ("leaves" if stalled else "rows")
+    assert move.rows == (900 if stalled else 2700)
+
+
 @pytest.mark.filterwarnings("ignore:Conjugate gradient stopped at max_iter")
 def test_weighted_ensembles_average_their_members_and_save(tmp_path):
     from kernelscale import KernelSVC, NystromKernelRidge, NystromKernelRidgeClassifier

@@ -264,6 +264,15 @@ class Searcher(LocalMoves):
             state.factors = mine
         if self.round + 1 >= len(self.rungs):
             return False
+        lead = max((r for r in self.records.at(rows, kept[0][1].line) if np.isfinite(r.mean)),
+                   key=lambda r: r.mean, default=None) if kept else None
+        if lead is not None and self.rows_stalled(lead):
+            # the lead's capacity, not its rows, holds it back: the local moves grow it
+            # here (and more rows after, where they still pay)
+            self.log[-1]["ended"] = (
+                f"{lead.line.describe()} gained {self.rows_gain(lead):+.4f} on {rows} rows at "
+                f"{lead.n_components} centres, within its standard error {lead.se:.4f}")
+            return False
         nxt = self.rungs[self.round + 1]
         ev = self.evaluator
 
