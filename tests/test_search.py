@@ -293,6 +293,27 @@ def test_a_fit_is_priced_at_no_more_than_a_grid_unit_of_one_penalty_on_its_rows(
     assert ev.most_rows(quick, unit, 100, 600) == 600
 
 
+def test_local_models_never_measured_are_priced_as_the_one_model_they_are_made_of():
+    # regression: priced at the operations' calibrated speed alone, Beijing's first four
+    # leaves at 2 minutes were predicted at 51 s a gamma and took 8 s, FALKON's own fits
+    # measured all along
+    X, y = make_moons(600, noise=0.3, random_state=0)
+    ev = _evaluator(X, y)  # the prices do not ask the task
+    one, leaves = Line("falkon"), Line("falkon", n_leaves=4)
+    unmeasured = ev.predict(leaves, "fit", 600, 50)
+    assert unmeasured == pytest.approx(ev.cost.work(ev.operations(leaves, "fit", 600, 50)))
+    ev.cost.observe(ev.kind(one, "fit"), ev.operations(one, "fit", 300, 50), 1e-3)
+    ev.cost.observe(ev.kind(one, "fit"), ev.operations(one, "fit", 600, 50), 2e-3)
+    assert ev.priced_kind(leaves, "fit") == ev.kind(one, "fit")
+    as_one = ev.cost.predict(ev.kind(one, "fit"), ev.operations(leaves, "fit", 600, 50))
+    assert ev.predict(leaves, "fit", 600, 50) == pytest.approx(as_one)
+    assert as_one != pytest.approx(unmeasured)
+    # once the local models were measured, their own measurements price them
+    ev.cost.observe(ev.kind(leaves, "fit"), ev.operations(leaves, "fit", 600, 50), 0.5)
+    assert ev.priced_kind(leaves, "fit") == ev.kind(leaves, "fit")
+    assert ev.predict(leaves, "fit", 600, 50) == pytest.approx(0.5, rel=1e-2)
+
+
 def test_a_refit_is_priced_at_no_less_than_its_own_folds_fits_grown_to_its_rows():
     # regression: priced by the cost model's operations alone, which do not see what
     # makes one configuration's solver slower than another's, diamonds at 10 minutes grew
@@ -615,6 +636,30 @@ def test_a_revisit_tries_the_retired_lines_best_penalty_and_its_neighbours():
     assert move.stage == "revisit" and move.line == other and move.rows == 900
     assert move.penalties == [0.1, 1.0, 10.0]
     assert move.predicted == pytest.approx(3 * 3 * (1.0 + 1.0 + 2.0))
+
+
+@pytest.mark.parametrize("third_on_900, retired, revisited", [
+    (0.89, 0.85, False),   # no line gained on the lead: 0.05 behind stays retired
+    (0.89, 0.90, True),    # level with the lead where it retired
+    (0.915, 0.886, True),  # a line gained 0.015 on the lead: 0.014 behind may too
+    (0.915, 0.85, False),  # 0.05 behind: more than any line caught up
+])
+def test_a_retired_line_is_revisited_only_within_what_the_lines_caught_up(third_on_900,
+                                                                         retired, revisited):
+    # regression: bio at 2 minutes spent its last 11.6 s revisiting the exact SVM,
+    # retired 0.028 below the lead on 4,000 rows where no line had gained on the lead
+    lead, third, other = Line("falkon"), Line("falkon", kernel="laplacian"), Line("exact-svm")
+    fits = [(lead, 300, 1.0, 1.0, 0.90), (lead, 900, 1.0, 1.0, 0.92),
+            (third, 300, 1.0, 1.0, 0.88), (third, 900, 1.0, 1.0, third_on_900),
+            (other, 300, 1.0, 1.0, retired)]
+    searcher, records = _exact_svm_searcher(fits, (1.0,), rungs=(300, 900),
+                                            families=("falkon", "exact-svm"))
+    state = searcher.lines[other]
+    state.alive, state.rung, state.note = False, 0, "retired on 300 rows"
+    best = records.best()
+    assert best.line == lead and best.rows == 900
+    move = searcher._revisit(best, lambda seconds: True)
+    assert (move is not None and move.line == other) is revisited
 
 
 def _falkon_rungs_searcher(curve, rungs=(300, 900, 2700), **options):
