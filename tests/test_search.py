@@ -662,6 +662,50 @@ def test_a_retired_line_is_revisited_only_within_what_the_lines_caught_up(third_
     assert (move is not None and move.line == other) is revisited
 
 
+def test_what_the_lines_caught_up_is_measured_against_the_line_that_leads_on_more_rows():
+    # a line lucky on the smaller rung (0.95 there, 0.90 on more rows): measured against
+    # the best of every line on each rung, every other line caught up 0.04-0.05; against
+    # the line that leads on more rows, none gained
+    lead, third, lucky, other = (Line("falkon"), Line("falkon", kernel="laplacian"),
+                                 Line("falkon", balanced=True), Line("exact-svm"))
+    fits = [(lead, 300, 1.0, 1.0, 0.90), (lead, 900, 1.0, 1.0, 0.92),
+            (third, 300, 1.0, 1.0, 0.88), (third, 900, 1.0, 1.0, 0.89),
+            (lucky, 300, 1.0, 1.0, 0.95), (lucky, 900, 1.0, 1.0, 0.90),
+            (other, 300, 1.0, 1.0, 0.93)]
+    searcher, records = _exact_svm_searcher(fits, (1.0,), rungs=(300, 900),
+                                            families=("falkon", "exact-svm"))
+    assert searcher.catch_up() == 0.0
+    state = searcher.lines[other]
+    state.alive, state.rung, state.note = False, 0, "retired on 300 rows"
+    assert searcher._revisit(records.best(), lambda seconds: True) is None
+
+
+@pytest.mark.parametrize("b_before, retired", [
+    (0.86, True),   # 0.04 behind the lead on 300 rows, 0.07 on 900: no line caught up
+    (0.78, False),  # it gained 0.05 a rung on the lead: 0.07 within two rungs of that
+])
+def test_the_race_retires_an_arm_further_behind_than_the_lines_caught_up(b_before, retired):
+    # the best third alone kept an arm 0.0276 behind the lead (bio's exact SVM on 4,000
+    # rows) where no line had gained on the lead from one rung to the next
+    lines = {"a": Line("falkon"), "b": Line("falkon", kernel="laplacian"),
+             "c": Line("falkon", balanced=True), "d": Line("exact-svm")}
+    scores = {"a": (0.90, 0.92), "b": (b_before, 0.85), "c": (0.83, 0.84), "d": (0.82, 0.83)}
+    fits = [(lines[k], rows, 1.0, 1.0, score) for k, pair in scores.items()
+            for rows, score in zip((300, 900), pair)]
+    searcher, records = _exact_svm_searcher(fits, (1.0,), rungs=(300, 900, 2700, 8100),
+                                            families=("falkon", "exact-svm"))
+    for line in lines.values():
+        searcher._add(line, [1.0])
+        searcher.lines[line].rung = 1
+    searcher.round = 1
+    assert searcher._promote(lambda seconds: True)
+    b = searcher.lines[lines["b"]]
+    assert b.alive is not retired
+    if retired:
+        assert "more than the lines caught up" in b.note and searcher.catch_up() == 0.0
+    assert searcher.lines[lines["a"]].alive and not searcher.lines[lines["c"]].alive
+
+
 def _falkon_rungs_searcher(curve, rungs=(300, 900, 2700), **options):
     """A FALKON searcher whose one line scored ``curve``: ``(rows, centres, fold
     scores)`` at gamma x 1 and penalty 1, with the race at the last rung scored."""

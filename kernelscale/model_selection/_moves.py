@@ -143,14 +143,20 @@ class LocalMoves(MemberMoves):
         return leads, bests
 
     def catch_up(self):
-        """The most any line gained on the lead between two rungs in a row (its best less
-        the best of every line, on each), at least 0; None where no line was scored on
-        two rungs in a row."""
+        """The most any line gained between two rungs in a row on the line that leads on
+        the second (each line's best on each), at least 0; None where no line was scored
+        on both beside it. Against the same lead line on both, each side's best is the
+        best of its own gammas and penalties: the lead of every line on the smaller rung
+        is the luckiest of many more, and measured against it every line caught up."""
         leads, bests = self._leads()
         rungs = [r for r in self.rungs if r in leads]
-        gains = [(bests[line, b] - leads[b]) - (bests[line, a] - leads[a])
-                 for a, b in zip(rungs, rungs[1:])
-                 for line, rows in list(bests) if rows == a and (line, b) in bests]
+        gains = []
+        for a, b in zip(rungs, rungs[1:]):
+            for lead in [line for (line, rows), mean in bests.items()
+                         if rows == b and mean == leads[b] and (line, a) in bests]:
+                gains += [(bests[line, b] - bests[lead, b]) - (bests[line, a] - bests[lead, a])
+                          for line, rows in list(bests)
+                          if rows == a and line != lead and (line, b) in bests]
         return max(0.0, max(gains)) if gains else None
 
     def _may_catch_up(self, last, rows):

@@ -242,25 +242,37 @@ class Searcher(LocalMoves):
         ranked are dropped where the time left cannot pay for them all."""
         rows = self.rungs[self.round]
         alive = self.alive()
-        arms = []
+        arms, errors = [], {}
         for state in alive:
-            scores = {}
+            best_at = {}
             for r in self.records.at(rows, state.line):
-                scores[r.factor] = max(scores.get(r.factor, -np.inf), r.mean)
-            arms += [(score, state, factor) for factor, score in scores.items()]
+                if r.factor not in best_at or r.mean > best_at[r.factor].mean:
+                    best_at[r.factor] = r
+            arms += [(r.mean, state, factor) for factor, r in best_at.items()]
+            errors.update({(id(state), factor): r.se for factor, r in best_at.items()})
         arms.sort(key=lambda arm: -arm[0])
         kept = arms[:max(1, math.ceil(len(arms) / ETA))]
         self.log.append({"rows": rows, "lines": [s.line.describe() for s in alive],
                          "gammas": {s.line.describe(): len(self._ranked_factors(s.line, rows))
                                     for s in alive}})
         top = kept[0][0] if kept else -np.inf
+        # an arm further behind the lead than the lines measured catching up with the
+        # line that led on more rows, over the rungs left, and its standard error, cannot
+        # reach the lead: it leaves now (a racing rule, measured, never a margin)
+        catch, steps = self.catch_up(), len(self.rungs) - 1 - self.round
+        if catch is not None:
+            kept = [arm for arm in kept
+                    if top - arm[0] <= steps * catch + errors[id(arm[1]), arm[2]]]
         for state in alive:
             mine = [factor for _, s, factor in kept if s is state]
             if not mine:
                 best = max((score for score, s, _ in arms if s is state), default=-np.inf)
                 state.alive = False
-                state.note = (f"retired on {rows} rows: its best {best:.4f}, no gamma among "
-                              f"the best third (the best {top:.4f})")
+                among = any(s is state for _, s, _ in arms[:max(1, math.ceil(len(arms) / ETA))])
+                state.note = (f"retired on {rows} rows: its best {best:.4f}, " + (
+                    f"{top - best:.4f} behind the best, more than the lines caught up with the "
+                    f"lead ({catch:.4f} a rung) over the {steps} rungs left" if among else
+                    f"no gamma among the best third (the best {top:.4f})"))
             state.factors = mine
         if self.round + 1 >= len(self.rungs):
             return False
