@@ -63,7 +63,10 @@ class LearningCurves:
         on both beside it. Against the same lead line on both, each side's best is the
         best of its own gammas and penalties: the lead of every line on the smaller rung
         is the luckiest of many more, and measured against it every line caught up."""
-        leads, bests = self._leads()
+        return self._catch_up(*self._leads())
+
+    def _catch_up(self, leads, bests):
+        """:meth:`catch_up` from :meth:`_leads`' two maps."""
         rungs = [r for r in self.rungs if r in leads]
         gains = []
         for a, b in zip(rungs, rungs[1:]):
@@ -74,18 +77,16 @@ class LearningCurves:
                           if rows == a and line != lead and (line, b) in bests]
         return max(0.0, max(gains)) if gains else None
 
-    def _may_catch_up(self, last, rows):
+    def _may_catch_up(self, last, rows, leads, catch):
         """Whether a retired line whose best on the most rows it was scored on is
-        ``last`` may reach the lead on ``rows`` rows: its deficit there within what the
-        lines measured caught up with the lead a rung at a time (:meth:`catch_up`), over
-        as many rungs, and its own standard error. Bio at 2 minutes spent its last 11.6 s
-        revisiting the exact SVM, retired 0.028 below the lead on 4,000 rows, where no
-        line had gained on the lead from one rung to the next; its ensemble then found
-        one member's refit affordable. Where no line was scored on two rungs, nothing
-        measured says no."""
-        catch = self.catch_up()
+        ``last`` may reach the lead on ``rows`` rows: its deficit there (``leads``, from
+        :meth:`_leads`) within what the lines measured caught up with the lead a rung at
+        a time (``catch``, :meth:`catch_up`), over as many rungs, and its own standard
+        error. Bio at 2 minutes spent its last 11.6 s revisiting the exact SVM, retired
+        0.028 below the lead on 4,000 rows, where no line had gained on the lead from one
+        rung to the next; its ensemble then found one member's refit affordable. Where no
+        line was scored on two rungs, nothing measured says no."""
         if catch is None:
             return True
-        leads, _ = self._leads()
         steps = sum(1 for r in self.rungs if last.rows < r <= rows)
         return leads[last.rows] - last.mean <= steps * catch + last.se

@@ -118,6 +118,8 @@ class LocalMoves(MemberMoves, LearningCurves):
             rows = max((r for r in self.rungs if self.records.at(r, state.line)), default=0)
             record = self._best_of(state.line, rows) if rows else None
             return record.mean if record is not None else -np.inf
+        leads, bests = self._leads()  # the records do not change while one is chosen
+        catch = self._catch_up(leads, bests)
         for state in sorted(self.lines.values(), key=lambda s: -last_score(s)):
             if state.alive or state.line == best.line or state.line.n_leaves > 1 \
                     or not state.note.startswith("retired on") or state.rung >= len(self.rungs) \
@@ -130,7 +132,7 @@ class LocalMoves(MemberMoves, LearningCurves):
             # a solve of its own): at all seven of a line's, Beijing at 10 minutes spent
             # 54 s revisiting three lines that scored 0.878-0.905 against the best's 0.921
             last = self._best_of(state.line, max(scored))
-            if last is None or not self._may_catch_up(last, best.rows):
+            if last is None or not self._may_catch_up(last, best.rows, leads, catch):
                 continue
             penalties = self._penalties_near(last)
             factors = [last.factor]

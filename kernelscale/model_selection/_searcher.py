@@ -251,7 +251,8 @@ class Searcher(LocalMoves):
             arms += [(r.mean, state, factor) for factor, r in best_at.items()]
             errors.update({(id(state), factor): r.se for factor, r in best_at.items()})
         arms.sort(key=lambda arm: -arm[0])
-        kept = arms[:max(1, math.ceil(len(arms) / ETA))]
+        third = arms[:max(1, math.ceil(len(arms) / ETA))]
+        kept = third
         self.log.append({"rows": rows, "lines": [s.line.describe() for s in alive],
                          "gammas": {s.line.describe(): len(self._ranked_factors(s.line, rows))
                                     for s in alive}})
@@ -268,7 +269,7 @@ class Searcher(LocalMoves):
             if not mine:
                 best = max((score for score, s, _ in arms if s is state), default=-np.inf)
                 state.alive = False
-                among = any(s is state for _, s, _ in arms[:max(1, math.ceil(len(arms) / ETA))])
+                among = any(s is state for _, s, _ in third)
                 state.note = (f"retired on {rows} rows: its best {best:.4f}, " + (
                     f"{top - best:.4f} behind the best, more than the lines caught up with the "
                     f"lead ({catch:.4f} a rung) over the {steps} rungs left" if among else
@@ -280,7 +281,7 @@ class Searcher(LocalMoves):
                    key=lambda r: r.mean, default=None) if kept else None
         if lead is not None and self.rows_stalled(lead):
             # the lead's capacity, not its rows, holds it back: the local moves grow it
-            # here (and more rows after, where they still pay)
+            # here (and more rows after, where they still pay); once a search
             self.log[-1]["ended"] = (
                 f"{lead.line.describe()} gained {self.rows_gain(lead):+.4f} on {rows} rows at "
                 f"{lead.n_components} centres, within its standard error {lead.se:.4f}")
